@@ -1,0 +1,21 @@
+# cmake --install: headers, the library, the CMake package `ringsync` (target ringsync::ringsync)
+# and a pkg-config file.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ringsync EXPORT ringsyncTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY include/ringsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/ringsync/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ringsync)
+
+set(RINGSYNC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringsync)
+install(EXPORT ringsyncTargets NAMESPACE ringsync:: DESTINATION ${RINGSYNC_CMAKE_DIR})
+configure_package_config_file(cmake/ringsyncConfig.cmake.in ${PROJECT_BINARY_DIR}/ringsyncConfig.cmake
+  INSTALL_DESTINATION ${RINGSYNC_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ringsyncConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ringsyncConfig.cmake ${PROJECT_BINARY_DIR}/ringsyncConfigVersion.cmake
+  DESTINATION ${RINGSYNC_CMAKE_DIR})
+
+configure_file(cmake/ringsync.pc.in ${PROJECT_BINARY_DIR}/ringsync.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/ringsync.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,32 @@
+#include "call_header.h"
+
+#include "ringsync/types.h"
+
+namespace ringsync::detail {
+
+const char* collectiveName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllreduce: return "allreduce";
+    case CollectiveKind::kBroadcast: return "broadcast";
+    case CollectiveKind::kAllgather: return "allgather";
+    case CollectiveKind::kBarrier: return "barrier";
+  }
+  return "unknown-collective";
+}
+
+std::string describeCall(const CallHeader& header) {
+  const auto kind = static_cast<CollectiveKind>(header.kind);
+  std::string text = std::string(collectiveName(kind)) + " #" + std::to_string(header.sequence);
+  if (kind == CollectiveKind::kBarrier) return text;
+  text += " count=" + std::to_string(header.count) + " " + dataTypeName(static_cast<DataType>(header.dataType));
+  if (kind == CollectiveKind::kAllreduce) text += std::string(" ") + reduceOpName(static_cast<ReduceOp>(header.op));
+  if (kind == CollectiveKind::kBroadcast) text += " root=" + std::to_string(header.root);
+  return text;
+}
+
+bool sameCall(const CallHeader& a, const CallHeader& b) {
+  return a.sequence == b.sequence && a.count == b.count && a.kind == b.kind && a.dataType == b.dataType &&
+         a.op == b.op && a.root == b.root && a.configHash == b.configHash;
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,34 @@
+// The fingerprint every collective carries: what a rank believes the call is. Ranks exchange it
+// (piggy-backed on the data where the algorithm sends to every peer anyway) and compare.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ringsync::detail {
+
+enum class CollectiveKind : std::int32_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier };
+
+struct CallHeader {
+  std::uint64_t sequence = 0;     // the call's number on this communicator, from 0
+  std::uint64_t count = 0;        // elements
+  std::int32_t kind = 0;          // CollectiveKind
+  std::int32_t dataType = -1;     // DataType, -1 when the call has none (barrier)
+  std::int32_t op = -1;           // ReduceOp, -1 when the call has none
+  std::int32_t root = -1;         // broadcast root, -1 otherwise
+  std::uint32_t configHash = 0;   // options that change the algorithm or message boundaries
+  std::uint32_t flags = 0;        // kFlag* below
+};
+static_assert(sizeof(CallHeader) == 40, "CallHeader is sent as raw bytes");
+
+inline constexpr std::uint32_t kFlagNonFiniteInput = 1u << 0;  // RINGSYNC_CHECK_FINITE found NaN/Inf
+
+const char* collectiveName(CollectiveKind kind);
+
+// "allreduce #41 count=1000 float32 sum" / "broadcast #3 count=8 int32 root=1" / "barrier #7".
+std::string describeCall(const CallHeader& header);
+
+// Same call? (Everything but flags, which carry per-rank observations.)
+bool sameCall(const CallHeader& a, const CallHeader& b);
+
+}  // namespace ringsync::detail

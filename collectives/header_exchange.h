@@ -1,0 +1,50 @@
+// One round in which every rank sends its CallHeader, optionally followed by a small payload, to
+// every other rank, and receives theirs: n-1 messages each way, latency one alpha.
+//
+// It is both the consistency check (every rank sees every rank's fingerprint, so every rank
+// reaches the same verdict and can name the same culprits) and the small-message transport:
+// the direct all-reduce, small broadcasts and the barrier carry their data in it.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <mpi.h>
+
+#include "call_header.h"
+#include "scratch_buffer.h"
+#include "transport.h"
+
+namespace ringsync::detail {
+
+class HeaderExchange {
+ public:
+  // `maxPayloadBytes` bounds what any rank may attach; receive slots are sized for it up front.
+  HeaderExchange(int rank, int size, std::size_t maxPayloadBytes);
+
+  // Sends [mine | payload] to every peer and receives every peer's. Blocks under `deadline`.
+  void run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
+           Deadline& deadline);
+
+  // After run(): what rank `r` sent. For the own rank, a copy of what this rank attached (so an
+  // in-place caller may overwrite its buffer while still reading its own contribution here).
+  const CallHeader& header(int r) const;
+  const std::byte* payload(int r) const;
+  std::size_t payloadBytes(int r) const { return payloadBytes_[static_cast<std::size_t>(r)]; }
+
+  std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
+  int size() const { return size_; }
+
+ private:
+  std::byte* slot(int r) { return slots_.data() + static_cast<std::size_t>(r) * slotBytes_; }
+  const std::byte* slot(int r) const { return slots_.data() + static_cast<std::size_t>(r) * slotBytes_; }
+
+  int rank_;
+  int size_;
+  std::size_t maxPayloadBytes_;
+  std::size_t slotBytes_;
+  ScratchBuffer slots_;  // one [header | payload] slot per rank; the own slot is what is sent
+  std::vector<std::size_t> payloadBytes_;
+};
+
+}  // namespace ringsync::detail

@@ -1,0 +1,123 @@
+#include "transport.h"
+
+#include <algorithm>
+#include <climits>
+#include <thread>
+
+#include "mpi_check.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+constexpr unsigned kSpinRounds = 2000;   // pure spinning: the common case completes here
+constexpr unsigned kYieldRounds = 20000; // then yield the core to an oversubscribed peer
+
+int toMpiCount(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    throw InvalidArgument("message of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
+  return static_cast<int>(bytes);
+}
+
+std::string joinPeers(const std::vector<int>& peers) {
+  std::string text;
+  for (std::size_t i = 0; i < peers.size(); ++i) text += (i ? ", " : "") + std::to_string(peers[i]);
+  return text;
+}
+
+}  // namespace
+
+Deadline::Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn)
+    : call_(call), start_(std::chrono::steady_clock::now()), timeoutSeconds_(timeoutSeconds),
+      stallWarnSeconds_(stallWarnSeconds), warn_(std::move(warn)) {}
+
+void Deadline::backOff() {
+  if (idleRounds_ > kYieldRounds) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  } else if (idleRounds_ > kSpinRounds) {
+    std::this_thread::yield();
+  }
+}
+
+void Deadline::checkClock(const std::vector<int>& peers) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (!warned_ && stallWarnSeconds_ > 0 && elapsed >= stallWarnSeconds_) {
+    warned_ = true;
+    if (warn_)
+      warn_(describeCall(call_) + " has been waiting " + std::to_string(static_cast<int>(elapsed)) +
+            " s for rank(s) " + joinPeers(peers));
+  }
+  if (timeoutSeconds_ > 0 && elapsed >= timeoutSeconds_) {
+    throw TimeoutError(describeCall(call_) + " timed out after " + std::to_string(timeoutSeconds_) +
+                       " s waiting for rank(s) " + joinPeers(peers) +
+                       " (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
+  }
+}
+
+RequestGroup::RequestGroup(MPI_Comm comm, std::size_t capacity)
+    : comm_(comm), requests_(capacity, MPI_REQUEST_NULL), peers_(capacity, -1), isRecv_(capacity, false),
+      received_(capacity, 0) {}
+
+RequestGroup::~RequestGroup() {
+  for (std::size_t slot = 0; slot < requests_.size(); ++slot) {
+    if (requests_[slot] == MPI_REQUEST_NULL) continue;
+    // An abandoned receive may still be matched later; the communicator is aborted by then and
+    // keeps its scratch memory alive, so a late write cannot land in freed memory we own.
+    if (isRecv_[slot]) MPI_Cancel(&requests_[slot]);
+    MPI_Request_free(&requests_[slot]);
+  }
+}
+
+void RequestGroup::send(std::size_t slot, const void* data, std::size_t bytes, int peer, int tag) {
+  RINGSYNC_CHECK_MPI(MPI_Isend(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &requests_[slot]));
+  peers_[slot] = peer;
+  isRecv_[slot] = false;
+}
+
+void RequestGroup::recv(std::size_t slot, void* data, std::size_t bytes, int peer, int tag) {
+  RINGSYNC_CHECK_MPI(MPI_Irecv(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &requests_[slot]));
+  peers_[slot] = peer;
+  isRecv_[slot] = true;
+  received_[slot] = 0;
+}
+
+bool RequestGroup::test(std::size_t slot) {
+  if (requests_[slot] == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  MPI_Status status;
+  RINGSYNC_CHECK_MPI(MPI_Test(&requests_[slot], &done, &status));
+  if (done && isRecv_[slot]) {
+    int count = 0;
+    RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &count));
+    received_[slot] = static_cast<std::size_t>(count);
+  }
+  return done != 0;
+}
+
+void RequestGroup::wait(std::size_t slot, Deadline& deadline) {
+  while (!test(slot)) deadline.idle([&] { return std::vector<int>{peers_[slot]}; });
+  deadline.progressed();
+}
+
+void RequestGroup::waitAll(Deadline& deadline) {
+  std::size_t next = 0;
+  while (next < requests_.size()) {
+    if (test(next)) {
+      ++next;
+      deadline.progressed();
+    } else {
+      deadline.idle([this] { return pendingPeers(); });
+    }
+  }
+}
+
+std::vector<int> RequestGroup::pendingPeers() const {
+  std::vector<int> peers;
+  for (std::size_t slot = 0; slot < requests_.size(); ++slot)
+    if (requests_[slot] != MPI_REQUEST_NULL) peers.push_back(peers_[slot]);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,87 @@
+// Non-blocking MPI point-to-point with deadlines: the only way the algorithms move bytes.
+//
+// Every wait polls (MPI_Test) instead of blocking in MPI_Wait, so that a peer that never answers
+// turns into a TimeoutError naming the call and the peer, and a stall into a warning, instead of a
+// hang. Requests live in a RequestGroup: whatever is still in flight when the group is destroyed
+// (an exception unwinding the algorithm) is cancelled where MPI allows and released.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "call_header.h"
+
+namespace ringsync::detail {
+
+// Message tags, one per kind of traffic, so a header never matches a data message.
+enum Tag : int { kTagHeader = 11, kTagRing = 12, kTagBroadcast = 13, kTagAllgather = 14 };
+
+// The deadline of one collective and how to describe it when it is exceeded.
+class Deadline {
+ public:
+  using WarnFn = std::function<void(const std::string&)>;
+  Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn);
+
+  // Called while a wait makes no progress: backs off (spin, then yield, then short sleeps), warns
+  // once after the stall threshold and throws TimeoutError naming the peers after the deadline.
+  // `pendingPeers()` is only evaluated when the clock is read, off the hot path.
+  template <typename PeersFn> void idle(PeersFn&& pendingPeers) {
+    backOff();
+    if (++idleRounds_ % kClockEvery == 0) checkClock(pendingPeers());
+  }
+  void progressed() { idleRounds_ = 0; }
+  const CallHeader& call() const { return call_; }
+
+ private:
+  static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
+  void backOff();
+  void checkClock(const std::vector<int>& peers);
+
+  CallHeader call_;
+  std::chrono::steady_clock::time_point start_;
+  double timeoutSeconds_;
+  double stallWarnSeconds_;
+  WarnFn warn_;
+  bool warned_ = false;
+  unsigned idleRounds_ = 0;
+};
+
+class RequestGroup {
+ public:
+  RequestGroup(MPI_Comm comm, std::size_t capacity);
+  ~RequestGroup();  // cancels receives still pending and frees every active request
+  RequestGroup(const RequestGroup&) = delete;
+  RequestGroup& operator=(const RequestGroup&) = delete;
+
+  // Start a transfer in slot `slot` (which must be idle). `bytes` must fit an MPI int.
+  void send(std::size_t slot, const void* data, std::size_t bytes, int peer, int tag);
+  void recv(std::size_t slot, void* data, std::size_t bytes, int peer, int tag);
+
+  // True once slot's transfer has completed (or the slot was never used). Never blocks.
+  bool test(std::size_t slot);
+  bool active(std::size_t slot) const { return requests_[slot] != MPI_REQUEST_NULL; }
+  // Bytes a completed receive actually got (a peer may send less than the buffer holds).
+  std::size_t receivedBytes(std::size_t slot) const { return received_[slot]; }
+
+  // Wait for one slot / every slot, polling under the deadline.
+  void wait(std::size_t slot, Deadline& deadline);
+  void waitAll(Deadline& deadline);
+
+  // Peers of the transfers still in flight (for timeout messages), ascending, no duplicates.
+  std::vector<int> pendingPeers() const;
+  std::size_t capacity() const { return requests_.size(); }
+
+ private:
+  MPI_Comm comm_;
+  std::vector<MPI_Request> requests_;
+  std::vector<int> peers_;
+  std::vector<bool> isRecv_;
+  std::vector<std::size_t> received_;
+};
+
+}  // namespace ringsync::detail

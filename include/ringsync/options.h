@@ -1,0 +1,63 @@
+// Every tunable of ringsync, with its default and its environment variable, in one struct.
+// Options::fromEnvironment() reads the RINGSYNC_* variables once; a Communicator keeps its copy.
+// Every rank must use the same values (they are part of each call's fingerprint).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace ringsync {
+
+enum class LogLevel { kError, kWarn, kInfo, kDebug };
+enum class Algorithm { kAuto, kRing, kDirect };               // host all-reduce algorithm
+enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
+
+struct Options {
+  // RINGSYNC_RING_SEGMENT_BYTES: pipelining unit of the host ring and of broadcast.
+  std::size_t ringSegmentBytes = 256 * 1024;
+  // RINGSYNC_RING_DEPTH: segments in flight per direction (at least 2).
+  int ringDepth = 4;
+  // RINGSYNC_SMALL_BYTES: all-reduces of at most this many bytes use the direct exchange
+  // (one message to every peer, latency 1·α instead of 2(n-1)·α). Capped at kMaxSmallBytes.
+  std::size_t smallBytes = 16 * 1024;
+  // RINGSYNC_ALGO=auto|ring|direct: force the host all-reduce algorithm.
+  Algorithm algorithm = Algorithm::kAuto;
+  // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
+  // raises BackendError naming it.
+  BackendChoice backend = BackendChoice::kAuto;
+  // RINGSYNC_TIMEOUT_SECONDS: deadline of every collective; then TimeoutError and the
+  // communicator is aborted. 0 disables the deadline.
+  double timeoutSeconds = 300.0;
+  // RINGSYNC_STALL_WARN_SECONDS: a warning names the stalled collective after this long.
+  double stallWarnSeconds = 60.0;
+  // RINGSYNC_CHECK=0|1: exchange call fingerprints so mismatched calls raise MismatchError.
+  bool checkCalls = true;
+  // RINGSYNC_CHECK_FINITE=0|1: raise NonFiniteError naming the ranks whose input holds NaN/Inf.
+  bool checkFinite = false;
+  // RINGSYNC_LOG=error|warn|info|debug: to stderr with a [ringsync rank r] prefix.
+  LogLevel logLevel = LogLevel::kWarn;
+  // RINGSYNC_CUDA_DEVICE: GPU used for NCCL; -1 means the rank's local rank on its node.
+  int cudaDevice = -1;
+  // RINGSYNC_BUCKET_BYTES / RINGSYNC_FIRST_BUCKET_BYTES: GradientAverager fusion buckets
+  // (DDP-like: a small first bucket so communication starts early in backward).
+  std::size_t bucketBytes = 4 * 1024 * 1024;
+  std::size_t firstBucketBytes = 1024 * 1024;
+
+  static constexpr std::size_t kMaxSmallBytes = 256 * 1024;
+
+  // Defaults overridden by the RINGSYNC_* variables that are set. A malformed value raises
+  // InvalidArgument naming the variable.
+  static Options fromEnvironment();
+
+  // "RINGSYNC_RING_SEGMENT_BYTES=262144 RINGSYNC_ALGO=auto ..." (for bench headers and logs).
+  std::string describe() const;
+
+  // Raises InvalidArgument naming the field when a value is out of range.
+  void validate() const;
+};
+
+const char* algorithmName(Algorithm algorithm);
+const char* backendName(BackendChoice backend);
+const char* logLevelName(LogLevel level);
+
+}  // namespace ringsync

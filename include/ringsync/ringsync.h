@@ -1,0 +1,9 @@
+// Umbrella header: everything a trainer needs.
+#pragma once
+
+#include "ringsync/communicator.h"
+#include "ringsync/errors.h"
+#include "ringsync/mpi_environment.h"
+#include "ringsync/options.h"
+#include "ringsync/types.h"
+#include "ringsync/version.h"

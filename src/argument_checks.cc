@@ -1,0 +1,54 @@
+#include "argument_checks.h"
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+[[noreturn]] void reject(const char* call, const std::string& what) {
+  throw InvalidArgument(std::string(call) + ": " + what);
+}
+std::string pointerText(const void* p) {
+  std::ostringstream out;
+  out << p;
+  return out.str();
+}
+}  // namespace
+
+void checkType(const char* call, DataType type) {
+  if (!isValid(type)) reject(call, "type=" + std::to_string(static_cast<int>(type)) + " is not a ringsync::DataType");
+}
+
+void checkOp(const char* call, ReduceOp op) {
+  if (!isValid(op)) reject(call, "op=" + std::to_string(static_cast<int>(op)) + " is not a ringsync::ReduceOp");
+}
+
+void checkCount(const char* call, std::size_t count, DataType type) {
+  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(type);
+  if (count > limit)
+    reject(call, "count=" + std::to_string(count) + " " + dataTypeName(type) + " elements exceeds the address space");
+}
+
+void checkBuffer(const char* call, const char* name, const void* buffer, std::size_t count) {
+  if (buffer == nullptr && count > 0) reject(call, std::string(name) + " is null with count=" + std::to_string(count));
+}
+
+void checkRoot(const char* call, int root, int size) {
+  if (root < 0 || root >= size)
+    reject(call, "root=" + std::to_string(root) + " is out of range [0, " + std::to_string(size) + ")");
+}
+
+void checkOverlap(const char* call, const void* send, const void* recv, std::size_t sendBytes, std::size_t recvBytes) {
+  if (send == recv || sendBytes == 0 || recvBytes == 0) return;
+  const auto s = reinterpret_cast<std::uintptr_t>(send);
+  const auto r = reinterpret_cast<std::uintptr_t>(recv);
+  if (s < r + recvBytes && r < s + sendBytes)
+    reject(call, "send=" + pointerText(send) + " and recv=" + pointerText(recv) +
+                     " overlap without being the same buffer (in place needs send == recv)");
+}
+
+}  // namespace ringsync::detail

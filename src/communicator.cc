@@ -1,0 +1,120 @@
+// Public entry points: validate arguments (before touching anything), choose the route, run.
+#include "ringsync/communicator.h"
+
+#include "argument_checks.h"
+#include "communicator_impl.h"
+#include "ringsync/errors.h"
+
+namespace ringsync {
+
+using detail::Route;
+
+Communicator::Communicator(MPI_Comm comm, const Options& options) : impl_(std::make_unique<Impl>(comm, options)) {}
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+
+namespace {
+Communicator::Impl& usable(const std::unique_ptr<Communicator::Impl>& impl) {
+  if (!impl) throw InvalidArgument("this ringsync::Communicator was moved from");
+  impl->ensureUsable();
+  return *impl;
+}
+const Communicator::Impl& state(const std::unique_ptr<Communicator::Impl>& impl) {
+  if (!impl) throw InvalidArgument("this ringsync::Communicator was moved from");
+  return *impl;
+}
+}  // namespace
+
+int Communicator::rank() const { return state(impl_).rank; }
+int Communicator::size() const { return state(impl_).size; }
+int Communicator::localRank() const { return state(impl_).localRank; }
+int Communicator::localSize() const { return state(impl_).localSize; }
+const Options& Communicator::options() const { return state(impl_).options; }
+MPI_Comm Communicator::mpiComm() const { return state(impl_).comm; }
+int Communicator::mpiThreadLevel() const { return state(impl_).threadLevel; }
+std::uint64_t Communicator::callCount() const { return state(impl_).sequence; }
+bool Communicator::aborted() const { return state(impl_).isAborted; }
+std::string Communicator::abortReason() const { return state(impl_).abortReason; }
+
+Placement Communicator::lastPlacement() const {
+  const Impl& s = state(impl_);
+  const bool onDevice = s.lastRoute != Route::kHostRing;
+  return Placement{detail::routeName(s.lastRoute), s.lastAlgorithm, onDevice ? s.device->device() : -1};
+}
+
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  allreduce(send, recv, count, type, op, nullptr);
+}
+
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             CUstream_st* stream) {
+  constexpr const char* kCall = "allreduce";
+  Impl& s = usable(impl_);
+  detail::checkType(kCall, type);
+  detail::checkOp(kCall, op);
+  detail::checkCount(kCall, count, type);
+  detail::checkBuffer(kCall, "send", send, count);
+  detail::checkBuffer(kCall, "recv", recv, count);
+  const std::size_t bytes = count * dataTypeSize(type);
+  detail::checkOverlap(kCall, send, recv, bytes, bytes);
+  switch (s.route(kCall, send, recv)) {
+    case Route::kHostRing: return s.hostAllreduce(send, recv, count, type, op);
+    case Route::kNccl: return s.ncclAllreduce(send, recv, count, type, op, stream);
+    case Route::kStaged:
+      s.device->stagedAllreduce(send, recv, count, type, op, stream, s);
+      s.lastRoute = Route::kStaged;
+      return;
+  }
+}
+
+void Communicator::broadcast(void* buf, std::size_t count, DataType type, int root) {
+  broadcast(buf, count, type, root, nullptr);
+}
+
+void Communicator::broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) {
+  constexpr const char* kCall = "broadcast";
+  Impl& s = usable(impl_);
+  detail::checkType(kCall, type);
+  detail::checkCount(kCall, count, type);
+  detail::checkBuffer(kCall, "buf", buf, count);
+  detail::checkRoot(kCall, root, s.size);
+  switch (s.route(kCall, buf, buf)) {
+    case Route::kHostRing: return s.hostBroadcast(buf, count, type, root);
+    case Route::kNccl: return s.ncclBroadcast(buf, count, type, root, stream);
+    case Route::kStaged:
+      s.device->stagedBroadcast(buf, count, type, root, stream, s);
+      s.lastRoute = Route::kStaged;
+      return;
+  }
+}
+
+void Communicator::allgather(const void* send, void* recv, std::size_t count, DataType type) {
+  constexpr const char* kCall = "allgather";
+  Impl& s = usable(impl_);
+  detail::checkType(kCall, type);
+  detail::checkCount(kCall, count, type);
+  const std::size_t bytes = count * dataTypeSize(type);
+  if (count > 0 && bytes > static_cast<std::size_t>(PTRDIFF_MAX) / static_cast<std::size_t>(s.size))
+    throw InvalidArgument("allgather: count=" + std::to_string(count) + " times " + std::to_string(s.size) +
+                          " ranks exceeds the address space");
+  detail::checkBuffer(kCall, "send", send, count);
+  detail::checkBuffer(kCall, "recv", recv, count);
+  // In place means send is this rank's own block of recv.
+  const void* ownBlock = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(s.rank) * bytes;
+  if (send != ownBlock) detail::checkOverlap(kCall, send, recv, bytes, bytes * static_cast<std::size_t>(s.size));
+  if (s.route(kCall, send, recv) != Route::kHostRing)
+    throw InvalidArgument("allgather: device buffers are not supported; use host buffers");
+  s.hostAllgather(send, recv, count, type);
+}
+
+void Communicator::barrier() { usable(impl_).hostBarrier(); }
+
+Communicator Communicator::duplicate() const {
+  const Impl& s = state(impl_);
+  s.ensureUsable();
+  return Communicator(std::make_unique<Impl>(s.comm, s.options));
+}
+
+}  // namespace ringsync

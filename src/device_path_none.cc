@@ -1,0 +1,34 @@
+// The device path of a build without CUDA: every pointer is host memory, so device routes are
+// never chosen; the stream overloads with a stream raise BackendError before reaching here.
+#include "device_path.h"
+
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+class NoDevicePath final : public DevicePath {
+ public:
+  MemoryKind classify(const void*) override { return MemoryKind::kHost; }
+  bool ncclUsable(std::string* whyNot) override {
+    if (whyNot) *whyNot = "ringsync was built without CUDA/NCCL";
+    return false;
+  }
+  int device() const override { return -1; }
+  void ncclAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*) override { unavailable(); }
+  void ncclBroadcast(void*, std::size_t, DataType, int, CUstream_st*) override { unavailable(); }
+  void stagedAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*, HostCollectives&) override {
+    unavailable();
+  }
+  void stagedBroadcast(void*, std::size_t, DataType, int, CUstream_st*, HostCollectives&) override { unavailable(); }
+  void abort() noexcept override {}
+
+ private:
+  [[noreturn]] static void unavailable() { throw BackendError("device buffers need a ringsync built with CUDA and NCCL"); }
+};
+
+}  // namespace
+
+std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext&) { return std::make_unique<NoDevicePath>(); }
+
+}  // namespace ringsync::detail

@@ -1,0 +1,119 @@
+// The Communicator's host-buffer collectives: fingerprint, deadline, algorithm choice, and the
+// abort-on-failure rule. The algorithms themselves live in collectives/.
+#include <cstring>
+
+#include "call_check.h"
+#include "collectives/chain_broadcast.h"
+#include "collectives/direct_allgather.h"
+#include "collectives/direct_allreduce.h"
+#include "collectives/reduce_kernels.h"
+#include "collectives/ring_allreduce.h"
+#include "communicator_impl.h"
+#include "ringsync/errors.h"
+
+namespace ringsync {
+
+using detail::CallHeader;
+using detail::CollectiveKind;
+using detail::Route;
+
+template <typename Body> void Communicator::Impl::guarded(Body&& body) {
+  try {
+    body();
+  } catch (const MismatchError&) {
+    throw;  // detected from the fingerprints before any data moved: peers are still in step
+  } catch (const NonFiniteError&) {
+    throw;  // likewise
+  } catch (const Error& error) {
+    abort(error.what());  // timeout or transport failure: messages may still be in flight
+    throw;
+  } catch (const std::exception& error) {
+    abort(error.what());
+    throw;
+  }
+}
+
+void Communicator::Impl::hostAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  CallHeader header = nextHeader(CollectiveKind::kAllreduce, count, static_cast<int>(type), static_cast<int>(op), -1);
+  if (options.checkFinite && detail::containsNonFinite(send, count, type)) header.flags |= detail::kFlagNonFiniteInput;
+  detail::Deadline deadline = deadlineFor(header);
+  const std::size_t bytes = count * dataTypeSize(type);
+  const bool direct = bytes <= exchange->maxPayloadBytes() && options.algorithm != Algorithm::kRing &&
+                      (options.algorithm == Algorithm::kDirect || bytes <= options.smallBytes);
+  guarded([&] {
+    if (direct) {
+      exchange->run(comm, header, send, bytes, deadline);
+      if (options.checkCalls) detail::checkSameCall(*exchange);
+      detail::checkFiniteInputs(*exchange);
+      for (int r = 0; r < size; ++r) detail::checkPayloadBytes(*exchange, r, bytes);
+      detail::directReduce(*exchange, recv, count, type, op);
+    } else {
+      if (options.checkCalls || options.checkFinite) agree(header, deadline);
+      detail::ringAllreduce(comm, rank, size, send, recv, count, type, op, ring, ringScratch, deadline);
+    }
+  });
+  notePlacement(header, Route::kHostRing, direct ? "direct" : "ring");
+}
+
+void Communicator::Impl::hostBroadcast(void* buf, std::size_t count, DataType type, int root) {
+  const CallHeader header = nextHeader(CollectiveKind::kBroadcast, count, static_cast<int>(type), -1, root);
+  detail::Deadline deadline = deadlineFor(header);
+  const std::size_t bytes = count * dataTypeSize(type);
+  const bool direct = bytes <= exchange->maxPayloadBytes() && bytes <= options.smallBytes;
+  guarded([&] {
+    if (direct) {
+      exchange->run(comm, header, rank == root ? buf : nullptr, rank == root ? bytes : 0, deadline);
+      if (options.checkCalls) detail::checkSameCall(*exchange);
+      detail::checkPayloadBytes(*exchange, root, bytes);
+      if (rank != root && bytes > 0) std::memcpy(buf, exchange->payload(root), bytes);
+    } else {
+      if (options.checkCalls) agree(header, deadline);
+      detail::chainBroadcast(comm, rank, size, buf, bytes, root, ring, deadline);
+    }
+  });
+  notePlacement(header, Route::kHostRing, direct ? "direct" : "chain");
+}
+
+void Communicator::Impl::hostAllgather(const void* send, void* recv, std::size_t count, DataType type) {
+  const CallHeader header = nextHeader(CollectiveKind::kAllgather, count, static_cast<int>(type), -1, -1);
+  detail::Deadline deadline = deadlineFor(header);
+  guarded([&] {
+    if (options.checkCalls) agree(header, deadline);
+    detail::directAllgather(comm, rank, size, send, recv, count * dataTypeSize(type), deadline);
+  });
+  notePlacement(header, Route::kHostRing, "direct");
+}
+
+void Communicator::Impl::hostBarrier() {
+  const CallHeader header = nextHeader(CollectiveKind::kBarrier, 0, -1, -1, -1);
+  detail::Deadline deadline = deadlineFor(header);
+  // Hearing from every peer is the barrier; the fingerprints come along for free.
+  guarded([&] {
+    exchange->run(comm, header, nullptr, 0, deadline);
+    if (options.checkCalls) detail::checkSameCall(*exchange);
+  });
+  notePlacement(header, Route::kHostRing, "direct");
+}
+
+void Communicator::Impl::ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                       CUstream_st* stream) {
+  const CallHeader header = nextHeader(CollectiveKind::kAllreduce, count, static_cast<int>(type), static_cast<int>(op), -1);
+  detail::Deadline deadline = deadlineFor(header);
+  guarded([&] {
+    if (options.checkCalls && size > 1) agree(header, deadline);
+    device->ncclAllreduce(send, recv, count, type, op, stream);
+  });
+  notePlacement(header, Route::kNccl, "nccl");
+}
+
+void Communicator::Impl::ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) {
+  const CallHeader header = nextHeader(CollectiveKind::kBroadcast, count, static_cast<int>(type), -1, root);
+  detail::Deadline deadline = deadlineFor(header);
+  guarded([&] {
+    if (options.checkCalls && size > 1) agree(header, deadline);
+    device->ncclBroadcast(buf, count, type, root, stream);
+  });
+  notePlacement(header, Route::kNccl, "nccl");
+}
+
+}  // namespace ringsync

@@ -1,0 +1,145 @@
+// All-reduce over every DataType x ReduceOp x count x in/out-of-place x algorithm, checked
+// against closed-form expectations, against MPI_Allreduce for float32/float64, and for bit-identical
+// results on every rank.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ringsync/ringsync.h"
+#include "support/test_support.h"
+
+using namespace ringsync;
+using ringsync::test::TypedBuffer;
+
+namespace {
+
+constexpr std::size_t kSmallSegmentBytes = 4096;  // many segments per chunk at modest counts
+
+struct Outcome {
+  std::size_t wrong = 0;
+  std::size_t firstWrong = 0;
+  double got = 0, want = 0;
+};
+
+// Inputs and expectations depend on i only through i % 7, i % 5, i % 2 and (r + i) % n, so for
+// n <= 4 they repeat every 420 elements: tabulate one period instead of recomputing per element.
+constexpr std::size_t kPeriod = 420;
+
+Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
+  const int n = comm.size();
+  REQUIRE(kPeriod % static_cast<std::size_t>(n) == 0);
+  double input[kPeriod], expected[kPeriod];
+  for (std::size_t i = 0; i < kPeriod; ++i) {
+    input[i] = test::inputValue(op, type, comm.rank(), i);
+    expected[i] = test::roundToType(type, test::expectedValue(op, type, n, i));
+  }
+  TypedBuffer send(type, count);
+  for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % kPeriod]);
+  TypedBuffer recv(type, count);
+  recv.fill(0xA5);
+  if (inPlace) {
+    comm.allreduce(send.data(), send.data(), count, type, op);
+  } else {
+    comm.allreduce(send.data(), recv.data(), count, type, op);
+  }
+  const TypedBuffer& result = inPlace ? send : recv;
+  Outcome outcome;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double want = expected[i % kPeriod];
+    if (result.get(i) != want) {
+      if (outcome.wrong++ == 0) outcome = {1, i, result.get(i), want};
+    }
+  }
+  if (!test::identicalOnAllRanks(result.data(), result.bytes())) outcome.wrong += 1;
+  return outcome;
+}
+
+void sweep(const Options& options, const std::vector<std::size_t>& extraCounts, bool smallOnly) {
+  Communicator comm(MPI_COMM_WORLD, options);
+  for (DataType type : kAllDataTypes) {
+    std::vector<std::size_t> counts = test::interestingCounts(comm.size(), type, options.ringSegmentBytes);
+    counts.insert(counts.end(), extraCounts.begin(), extraCounts.end());
+    for (ReduceOp op : kAllReduceOps) {
+      for (std::size_t count : counts) {
+        if (smallOnly && count * dataTypeSize(type) > options.smallBytes) continue;
+        for (bool inPlace : {false, true}) {
+          const Outcome outcome = runOne(comm, type, op, count, inPlace);
+          const bool ok = test::allRanks(outcome.wrong == 0);
+          INFO(test::describe(type, op, count, inPlace) << " algo=" << algorithmName(options.algorithm)
+               << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong
+               << " got " << outcome.got << " want " << outcome.want);
+          REQUIRE(ok);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("allreduce: automatic algorithm, every type, op and count", "[allreduce]") {
+  Options options;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  sweep(options, {}, false);
+}
+
+TEST_CASE("allreduce: ring forced, small and large counts", "[allreduce][ring]") {
+  Options options;
+  options.algorithm = Algorithm::kRing;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringDepth = 2;  // the minimum pipeline depth must work too
+  sweep(options, {}, false);
+}
+
+TEST_CASE("allreduce: direct exchange forced, every count it can carry", "[allreduce][direct]") {
+  Options options;
+  options.algorithm = Algorithm::kDirect;
+  options.smallBytes = Options::kMaxSmallBytes;
+  sweep(options, {4093}, true);
+}
+
+TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning several segments", "[allreduce]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const std::size_t count = (std::size_t{3} << 20) + 5;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+    const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, true);
+    REQUIRE(test::allRanks(outcome.wrong == 0));
+  }
+}
+
+TEST_CASE("allreduce: agrees with MPI_Allreduce for float32 and float64", "[allreduce][mpi-reference]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const std::size_t count = 100003;
+  const struct { ReduceOp op; MPI_Op mpiOp; } pairs[] = {{ReduceOp::kSum, MPI_SUM}, {ReduceOp::kProd, MPI_PROD},
+                                                         {ReduceOp::kMin, MPI_MIN}, {ReduceOp::kMax, MPI_MAX}};
+  for (const auto& pair : pairs) {
+    for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
+      TypedBuffer input(type, count), ours(type, count), theirs(type, count);
+      for (std::size_t i = 0; i < count; ++i) input.set(i, test::inputValue(pair.op, type, comm.rank(), i));
+      comm.allreduce(input.data(), ours.data(), count, type, pair.op);
+      MPI_Allreduce(input.data(), theirs.data(), static_cast<int>(count),
+                    type == DataType::kFloat32 ? MPI_FLOAT : MPI_DOUBLE, pair.mpiOp, MPI_COMM_WORLD);
+      INFO(dataTypeName(type) << " " << reduceOpName(pair.op));
+      REQUIRE(test::allRanks(ours.raw() == theirs.raw()));
+    }
+  }
+}
+
+TEST_CASE("allreduce: a communicator over a subset of ranks", "[allreduce][split]") {
+  // Ranks split into evens and odds; each half reduces on its own communicator.
+  MPI_Comm half = MPI_COMM_NULL;
+  const int world = test::worldRank();
+  MPI_Comm_split(MPI_COMM_WORLD, world % 2, world, &half);
+  {
+    Communicator comm(half);
+    std::vector<std::int64_t> values(1000, world);
+    comm.allreduce(values.data(), values.data(), values.size(), DataType::kInt64, ReduceOp::kSum);
+    std::int64_t expected = 0;
+    for (int r = world % 2; r < test::worldSize(); r += 2) expected += r;
+    bool ok = true;
+    for (std::int64_t v : values) ok = ok && v == expected;
+    REQUIRE(test::allRanks(ok));
+  }
+  MPI_Comm_free(&half);
+}

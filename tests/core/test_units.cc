@@ -1,0 +1,99 @@
+// Single-process pieces: half conversions, ring geometry, reduce kernels, backend selection.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "collectives/half.h"
+#include "collectives/reduce_kernels.h"
+#include "collectives/ring_geometry.h"
+#include "ringsync/errors.h"
+#include "src/backend_selection.h"
+
+using namespace ringsync;
+using namespace ringsync::detail;
+
+TEST_CASE("half: float16 round trip and rounding", "[units][half]") {
+  // Every float16 bit pattern that is not NaN survives float16 -> float -> float16.
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const float value = float16ToFloat(static_cast<std::uint16_t>(bits));
+    if (std::isnan(value)) {
+      CHECK(std::isnan(float16ToFloat(floatToFloat16(value))));
+      continue;
+    }
+    REQUIRE(floatToFloat16(value) == bits);
+  }
+  CHECK(float16ToFloat(0x3c00) == 1.0f);
+  CHECK(float16ToFloat(0x7bff) == 65504.0f);
+  CHECK(float16ToFloat(0x0001) == std::ldexp(1.0f, -24));
+  CHECK(floatToFloat16(65520.0f) == 0x7c00);              // ties to even rounds up to Inf here
+  CHECK(floatToFloat16(65519.0f) == 0x7bff);
+  CHECK(floatToFloat16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // tie -> even
+  CHECK(floatToFloat16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);
+  CHECK(floatToFloat16(std::ldexp(1.0f, -25)) == 0x0000);  // tie below the smallest subnormal -> 0
+  CHECK(floatToFloat16(std::ldexp(1.5f, -25)) == 0x0001);
+}
+
+TEST_CASE("half: bfloat16 round trip and rounding", "[units][half]") {
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const float value = bfloat16ToFloat(static_cast<std::uint16_t>(bits));
+    if (std::isnan(value)) continue;
+    REQUIRE(floatToBfloat16(value) == bits);
+  }
+  CHECK(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);   // tie -> even
+  CHECK(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);
+  CHECK(std::isnan(bfloat16ToFloat(floatToBfloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST_CASE("ring geometry: chunks and segments tile the buffer exactly", "[units][geometry]") {
+  for (int ranks : {1, 2, 3, 4, 7}) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1021}, std::size_t{100003}}) {
+      for (std::size_t segmentBytes : {std::size_t{64}, std::size_t{4096}}) {
+        const RingGeometry geometry(count, ranks, 4, segmentBytes);
+        std::size_t next = 0;
+        for (int c = 0; c < ranks; ++c) {
+          for (std::size_t s = 0; s < geometry.segmentsPerChunk(); ++s) {
+            const ElementRange range = geometry.segment(c, s);
+            REQUIRE(range.begin == next);
+            REQUIRE(range.count * 4 <= segmentBytes);
+            next += range.count;
+          }
+        }
+        REQUIRE(next == count);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce kernels: wrap-around, truncating average, half accumulation", "[units][kernels]") {
+  std::vector<std::int8_t> a{127, -128, 5}, b{1, -1, -9}, out(3);
+  reduceElements(out.data(), a.data(), b.data(), 3, DataType::kInt8, ReduceOp::kSum);
+  CHECK(out == std::vector<std::int8_t>{-128, 127, -4});
+  std::vector<std::int32_t> x{7, -7}, y{0, 0}, z(2);
+  sumAndDivideElements(z.data(), x.data(), y.data(), 2, DataType::kInt32, 2);
+  CHECK(z == std::vector<std::int32_t>{3, -3});  // truncation toward zero
+  std::vector<std::uint16_t> h1{floatToFloat16(2048.0f)}, h2{floatToFloat16(1.0f)}, h3(1);
+  reduceElements(h3.data(), h1.data(), h2.data(), 1, DataType::kFloat16, ReduceOp::kSum);
+  CHECK(float16ToFloat(h3[0]) == 2048.0f);  // 2049 is not representable: rounds to even
+  std::vector<float> f{1.0f, std::numeric_limits<float>::infinity()};
+  CHECK(containsNonFinite(f.data(), 2, DataType::kFloat32));
+  CHECK_FALSE(containsNonFinite(f.data(), 1, DataType::kFloat32));
+}
+
+TEST_CASE("backend selection: soft placement and forced backends", "[units][backend]") {
+  auto route = [](MemoryKind kind, BackendChoice forced, bool nccl) {
+    return chooseRoute({"allreduce", kind, kind, forced, nccl, "no GPU"});
+  };
+  CHECK(route(MemoryKind::kHost, BackendChoice::kAuto, true) == Route::kHostRing);
+  CHECK(route(MemoryKind::kHost, BackendChoice::kRing, false) == Route::kHostRing);
+  CHECK(route(MemoryKind::kDevice, BackendChoice::kAuto, true) == Route::kNccl);
+  CHECK(route(MemoryKind::kDevice, BackendChoice::kAuto, false) == Route::kStaged);
+  CHECK(route(MemoryKind::kDevice, BackendChoice::kStaged, true) == Route::kStaged);
+  CHECK_THROWS_WITH(route(MemoryKind::kDevice, BackendChoice::kNccl, false), Catch::Contains("RINGSYNC_BACKEND=nccl"));
+  CHECK_THROWS_AS(route(MemoryKind::kDevice, BackendChoice::kRing, true), InvalidArgument);
+  CHECK_THROWS_WITH(route(MemoryKind::kHost, BackendChoice::kNccl, true), Catch::Contains("host buffer"));
+  CHECK_THROWS_AS(chooseRoute({"allreduce", MemoryKind::kHost, MemoryKind::kDevice, BackendChoice::kAuto, true, ""}),
+                  InvalidArgument);
+}

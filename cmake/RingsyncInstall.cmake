@@ -17,5 +17,6 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/ringsyncConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/ringsyncConfig.cmake ${PROJECT_BINARY_DIR}/ringsyncConfigVersion.cmake
   DESTINATION ${RINGSYNC_CMAKE_DIR})
 
+file(RELATIVE_PATH RINGSYNC_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(cmake/ringsync.pc.in ${PROJECT_BINARY_DIR}/ringsync.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ringsync.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -3,6 +3,7 @@
 
 #include "ringsync/communicator.h"
 #include "ringsync/errors.h"
+#include "ringsync/gradient_averager.h"
 #include "ringsync/mpi_environment.h"
 #include "ringsync/options.h"
 #include "ringsync/types.h"

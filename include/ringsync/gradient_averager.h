@@ -1,0 +1,92 @@
+// GradientAverager: averages a model's gradients across ranks every step, fusing many small
+// tensors into buckets (Horovod's tensor fusion, DDP's buckets) and starting each bucket's
+// all-reduce as soon as backward has produced all of its gradients, so communication overlaps
+// the rest of backward.
+//
+//   ringsync::GradientAverager averager(comm, {{w1.data(), w1.size(), DataType::kFloat32}, ...});
+//   for each step:
+//     backward: as gradient i is written, averager.markReady(i);
+//     averager.synchronize();   // every gradient now holds the average over the ranks
+//     optimizer step
+//
+// Buckets are formed in reverse registration order (the order backward produces gradients),
+// the first one small (Options::firstBucketBytes) so communication starts early. A gradient
+// larger than a bucket is all-reduced in place, without a copy. Every rank must register the
+// same list (count and type per gradient, in the same order); otherwise the first call raises
+// MismatchError on every rank naming the difference.
+//
+// Threads: overlap uses a background progress thread for host buffers, which needs MPI initialised
+// with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With a lower level the averager logs a
+// warning once and runs every bucket inside synchronize() instead (fused, not overlapped). Device
+// buffers use a dedicated CUDA stream ordered by events. markReady/synchronize are called from one
+// thread; the gradients must not be written between markReady(i) and synchronize().
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "ringsync/communicator.h"
+#include "ringsync/types.h"
+
+namespace ringsync {
+
+struct GradientBuffer {
+  void* data = nullptr;      // host or device memory, owned by the caller, alive as long as the averager
+  std::size_t count = 0;     // elements (0 is allowed)
+  DataType type = DataType::kFloat32;
+};
+
+struct GradientAveragerOptions {
+  std::size_t bucketBytes = 0;       // 0: the communicator's Options::bucketBytes (RINGSYNC_BUCKET_BYTES)
+  std::size_t firstBucketBytes = 0;  // 0: Options::firstBucketBytes (RINGSYNC_FIRST_BUCKET_BYTES)
+  bool overlap = true;               // start buckets during backward (needs MPI_THREAD_MULTIPLE for host)
+  // kAvg divides by the number of ranks. kSum leaves the sum, for callers that pre-scale their
+  // gradients (e.g. by local_batch / global_batch when ranks hold unequal shares of a batch).
+  ReduceOp op = ReduceOp::kAvg;
+  // Send float32 gradients as float16 on the wire (Horovod's Compression.fp16). Off by default.
+  bool compressFp16 = false;
+};
+
+struct GradientAveragerStats {
+  std::size_t buckets = 0;            // bucket count (fixed at construction)
+  std::size_t steps = 0;              // synchronize() calls so far
+  double lastSynchronizeSeconds = 0;  // time the caller spent blocked in the last synchronize()
+  double totalSynchronizeSeconds = 0; // ... summed over all steps
+};
+
+class GradientAverager {
+ public:
+  // Collective over `comm`'s ranks: duplicates the communicator, so the averager's traffic never
+  // mixes with calls the caller makes on `comm` itself.
+  GradientAverager(const Communicator& comm, std::vector<GradientBuffer> gradients,
+                   const GradientAveragerOptions& options = {});
+  ~GradientAverager();  // waits for buckets in flight; never throws
+
+  GradientAverager(const GradientAverager&) = delete;
+  GradientAverager& operator=(const GradientAverager&) = delete;
+
+  // Gradient `index` is final for this step. Raises InvalidArgument for an index out of range or
+  // marked twice in one step.
+  void markReady(std::size_t index);
+  // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any
+  // bucket hit (and the averager is unusable after a timeout, like its communicator). Every
+  // gradient must have been marked ready; the missing ones are named otherwise.
+  void synchronize();
+  // markReady on every gradient not yet marked, then synchronize().
+  void averageAll();
+
+  std::size_t gradientCount() const;
+  std::size_t bucketCount() const;
+  // Which bucket each gradient belongs to (buckets numbered in launch order).
+  std::vector<std::size_t> bucketAssignment() const;
+  bool overlapping() const;  // true when buckets start during backward
+  GradientAveragerStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringsync

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs every test (CTest: unit, core, large,
+# faults, fusion, trainer, bench, gpu-skips, install, python).
+#   scripts/test.sh              Release build in build/, the whole suite
+#   scripts/test.sh --sanitize   ASan+UBSan build in build-asan/, the whole suite but `large`
+#   scripts/test.sh --tsan       TSan build in build-tsan/, the tests that use threads
+#   extra arguments after `--` go to ctest (e.g. -- -L core)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+mode=release
+ctest_args=()
+while (($#)); do
+  case $1 in
+    --sanitize) mode=asan ;;
+    --tsan) mode=tsan ;;
+    --) shift; ctest_args=("$@"); break ;;
+    *) echo "usage: $0 [--sanitize|--tsan] [-- ctest args]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+"$ROOT/scripts/setup.sh"
+start=$(date +%s)
+case $mode in
+  release)
+    configure_and_build "$ROOT/build"
+    cd "$ROOT/build"
+    ctest --output-on-failure -j1 "${ctest_args[@]}"
+    ;;
+  asan)
+    # CUDA is left out: ASan and the CUDA runtime's address-space reservations do not mix.
+    configure_and_build "$ROOT/build-asan" -DRINGSYNC_SANITIZE=ON -DRINGSYNC_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    cd "$ROOT/build-asan"
+    # Open MPI's own allocations are not ours to fix: leak checking off, everything else on.
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --output-on-failure -j1 -LE "large|python|bench" "${ctest_args[@]}"
+    ;;
+  tsan)
+    configure_and_build "$ROOT/build-tsan" -DRINGSYNC_TSAN=ON -DRINGSYNC_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    cd "$ROOT/build-tsan"
+    TSAN_OPTIONS="halt_on_error=1 suppressions=$ROOT/tests/tsan.supp" \
+      ctest --output-on-failure -j1 -L threads "${ctest_args[@]}"
+    ;;
+esac
+echo "test.sh ($mode): all tests passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,59 @@
+"""ringsync: ring all-reduce for synchronous data-parallel training, from Python.
+
+    import numpy as np, ringsync
+    comm = ringsync.Communicator()          # initialises MPI if nobody did
+    grad = np.ones(1000, dtype=np.float32)
+    comm.allreduce(grad, op="avg")          # in place, identical on every rank
+
+Launch with `mpirun -np N python train.py`. MPI is finalised at interpreter exit.
+"""
+
+import atexit as _atexit
+
+from ._ringsync import (
+    AbortedError,
+    BackendError,
+    Communicator,
+    Error,
+    InvalidArgument,
+    MismatchError,
+    NonFiniteError,
+    Options,
+    TimeoutError,
+    __version__,
+    abort,
+    dtypes,
+    finalize,
+    init,
+    is_initialized,
+    ops,
+    owns_mpi,
+    thread_level,
+    with_cuda,
+)
+
+# Releases every communicator before MPI_Finalize; without it mpirun reports a failed job even
+# when every rank succeeded.
+_atexit.register(finalize)
+
+__all__ = [
+    "AbortedError",
+    "BackendError",
+    "Communicator",
+    "Error",
+    "InvalidArgument",
+    "MismatchError",
+    "NonFiniteError",
+    "Options",
+    "TimeoutError",
+    "__version__",
+    "abort",
+    "dtypes",
+    "finalize",
+    "init",
+    "is_initialized",
+    "ops",
+    "owns_mpi",
+    "thread_level",
+    "with_cuda",
+]

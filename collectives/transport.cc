@@ -111,10 +111,10 @@ void RequestGroup::waitAll(Deadline& deadline) {
   }
 }
 
-std::vector<int> RequestGroup::pendingPeers() const {
+std::vector<int> RequestGroup::pendingPeers() {
   std::vector<int> peers;
   for (std::size_t slot = 0; slot < requests_.size(); ++slot)
-    if (requests_[slot] != MPI_REQUEST_NULL) peers.push_back(peers_[slot]);
+    if (!test(slot)) peers.push_back(peers_[slot]);
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;

@@ -73,7 +73,9 @@ class RequestGroup {
   void waitAll(Deadline& deadline);
 
   // Peers of the transfers still in flight (for timeout messages), ascending, no duplicates.
-  std::vector<int> pendingPeers() const;
+  // Tests every active slot first: waits go slot by slot, so later slots may have completed
+  // without being tested, and naming their peers would blame ranks that did answer.
+  std::vector<int> pendingPeers();
   std::size_t capacity() const { return requests_.size(); }
 
  private:

@@ -1,0 +1,49 @@
+# allreduce_perf and broadcast_perf (nccl-tests style), one small file per collective over one
+# shared harness (perf_*.cc). They use ringsync's public headers only.
+find_package(CLI11 REQUIRED CONFIG)
+
+add_library(ringsync_perf_harness STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/perf_args.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_buffers.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_device.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_harness.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_mpi.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_report.cc
+  ${CMAKE_CURRENT_LIST_DIR}/perf_values.cc)
+target_link_libraries(ringsync_perf_harness PUBLIC ringsync PRIVATE CLI11::CLI11 ringsync_warnings)
+if(RINGSYNC_WITH_CUDA)
+  # Device buffers and CUDA events for --backend nccl|staged: the runtime only, never the driver stub.
+  target_link_libraries(ringsync_perf_harness PRIVATE CUDA::cudart)
+endif()
+
+foreach(tool allreduce_perf broadcast_perf)
+  add_executable(${tool} ${CMAKE_CURRENT_LIST_DIR}/${tool}.cc)
+  target_link_libraries(${tool} PRIVATE ringsync_perf_harness ringsync_warnings)
+  set_target_properties(${tool} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+endforeach()
+
+# The `bench` label: a short checked sweep at 2 ranks, so the binaries themselves are tested (the
+# figures are not: speed is never asserted). tests/ sets its environment list in its own scope,
+# so the same settings are spelled out here.
+if(RINGSYNC_BUILD_TESTS)
+  set(RINGSYNC_PERF_TEST_ENV
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    OMPI_MCA_pml=ob1 RINGSYNC_TIMEOUT_SECONDS=60 MPIEXEC_TIMEOUT=120)
+  function(ringsync_add_perf_test name tool)
+    add_test(NAME ${name}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${tool}>
+              ${MPIEXEC_POSTFLAGS} ${ARGN})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS "mpi;bench" PROCESSORS 2
+      ENVIRONMENT "${RINGSYNC_PERF_TEST_ENV}"
+      FAIL_REGULAR_EXPRESSION "FAILED")
+  endfunction()
+  # Every size from the direct path through several ring segments, both forms, checked.
+  ringsync_add_perf_test(bench_allreduce_float_sum.np2 allreduce_perf
+    -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 --compare mpi)
+  ringsync_add_perf_test(bench_allreduce_half_avg.np2 allreduce_perf
+    -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -d half -o avg --compare mpi)
+  ringsync_add_perf_test(bench_allreduce_int8_max_mpi.np2 allreduce_perf
+    -b 1 -e 64K -f 16 -n 2 -w 1 -c 1 -d int8 -o max --backend mpi)
+  ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
+    -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
+endif()

@@ -1,0 +1,114 @@
+// Device buffers and CUDA-event timing for --backend nccl|staged. Compiled into every build; the
+// CUDA branch only when ringsync itself was built with CUDA (RINGSYNC_WITH_CUDA), so a host-only
+// build still links and answers "not built with CUDA" instead of failing to compile.
+#include <stdexcept>
+#include <string>
+
+#include "perf_buffers.h"
+#include "ringsync/version.h"
+
+#if RINGSYNC_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace ringsync::bench {
+
+#if RINGSYNC_WITH_CUDA
+namespace {
+
+void checkCuda(cudaError_t code, const char* call) {
+  if (code != cudaSuccess)
+    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(code) + ": " +
+                             cudaGetErrorString(code));
+}
+
+class DeviceMemory final : public PerfMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes) {
+    checkCuda(cudaMalloc(&data_, bytes > 0 ? bytes : 1), "cudaMalloc");
+  }
+  ~DeviceMemory() override { cudaFree(data_); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+  void* data() override { return data_; }
+  void upload(const void* host, std::size_t bytes) override {
+    checkCuda(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
+  }
+  void download(void* host, std::size_t bytes) override {
+    checkCuda(cudaMemcpy(host, data_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
+  }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// Times work enqueued on its own stream between two events, as nccl-tests does.
+class DeviceStream final : public PerfStream {
+ public:
+  DeviceStream() {
+    checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    checkCuda(cudaEventCreate(&start_), "cudaEventCreate");
+    checkCuda(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~DeviceStream() override {
+    cudaEventDestroy(stop_);
+    cudaEventDestroy(start_);
+    cudaStreamDestroy(stream_);
+  }
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+
+  CUstream_st* stream() override { return stream_; }
+  void copy(void* to, const void* from, std::size_t bytes) override {
+    checkCuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
+  }
+  void start() override { checkCuda(cudaEventRecord(start_, stream_), "cudaEventRecord"); }
+  double stopSeconds() override {
+    checkCuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    checkCuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float milliseconds = 0;
+    checkCuda(cudaEventElapsedTime(&milliseconds, start_, stop_), "cudaEventElapsedTime");
+    return milliseconds / 1000.0;
+  }
+  void synchronize() override { checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+}  // namespace
+
+std::string selectDevice(int localRank, int requestedDevice) {
+  int devices = 0;  // cudaGetDeviceCount leaves it untouched when there is no driver
+  const cudaError_t code = cudaGetDeviceCount(&devices);
+  if (code != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorName(code) + ": " +
+           cudaGetErrorString(code) + ")";
+  }
+  if (devices == 0) return "no GPU found (cudaGetDeviceCount returned 0)";
+  const int device = requestedDevice >= 0 ? requestedDevice : localRank % devices;
+  if (device >= devices)
+    return "RINGSYNC_CUDA_DEVICE=" + std::to_string(device) + " but only " + std::to_string(devices) + " GPU(s)";
+  const cudaError_t set = cudaSetDevice(device);
+  if (set != cudaSuccess) return std::string("cudaSetDevice failed: ") + cudaGetErrorString(set);
+  return "";
+}
+
+std::unique_ptr<PerfMemory> makeDeviceMemory(std::size_t bytes) { return std::make_unique<DeviceMemory>(bytes); }
+std::unique_ptr<PerfStream> makeDeviceStream() { return std::make_unique<DeviceStream>(); }
+
+#else  // ringsync built without CUDA
+
+std::string selectDevice(int, int) {
+  return "this ringsync was built without CUDA (RINGSYNC_WITH_CUDA=0), so it has no device backends";
+}
+std::unique_ptr<PerfMemory> makeDeviceMemory(std::size_t) { throw std::logic_error("no CUDA in this build"); }
+std::unique_ptr<PerfStream> makeDeviceStream() { throw std::logic_error("no CUDA in this build"); }
+
+#endif
+
+}  // namespace ringsync::bench

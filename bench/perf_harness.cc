@@ -1,0 +1,233 @@
+#include "perf_harness.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "perf_report.h"
+#include "ringsync/errors.h"
+#include "ringsync/mpi_environment.h"
+#include "ringsync/options.h"
+
+extern char** environ;
+
+namespace ringsync::bench {
+namespace {
+
+constexpr unsigned char kSentinel = 0xA5;  // what a result buffer holds before the collective writes it
+
+// The per-size measurements over buffers allocated once for the largest size.
+class PerfSweep {
+ public:
+  PerfSweep(const PerfCollective& collective, const PerfArgs& args, Communicator& comm, const MpiBaseline& mpi)
+      : collective_(collective), args_(args), comm_(comm), mpi_(mpi),
+        context_{comm.rank(), comm.size(), args}, device_(onDevice(args.backend)) {
+    const std::size_t bytes = args.maxBytes + dataTypeSize(args.type);
+    send_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
+    recv_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
+    if (device_) {
+      stageSend_ = makeHostMemory(bytes);
+      stageRecv_ = makeHostMemory(bytes);
+    }
+    stream_ = device_ ? makeDeviceStream() : makeHostStream();
+  }
+
+  PerfRow measure(std::size_t bytes) {
+    PerfRow row;
+    row.bytes = bytes;
+    row.count = bytes / dataTypeSize(args_.type);
+    const bool mpiOnly = args_.backend == PerfBackend::kMpi;
+    auto ringsyncCall = [&](const void* s, void* r) {
+      collective_.run(comm_, s, r, row.count, args_, *stream_);
+    };
+    auto mpiCall = [&](const void* s, void* r) { collective_.runMpi(mpi_, s, r, row.count, args_); };
+    if (mpiOnly) {
+      row.outOfPlace = measureForm(row.count, false, mpiCall);
+      row.inPlace = measureForm(row.count, true, mpiCall);
+    } else {
+      row.outOfPlace = measureForm(row.count, false, ringsyncCall);
+      row.inPlace = measureForm(row.count, true, ringsyncCall);
+      if (args_.compareMpi) row.mpi = measureForm(row.count, false, mpiCall);
+    }
+    return row;
+  }
+
+ private:
+  std::byte* hostSend() { return static_cast<std::byte*>(device_ ? stageSend_->data() : send_->data()); }
+  std::byte* hostRecv() { return static_cast<std::byte*>(device_ ? stageRecv_->data() : recv_->data()); }
+
+  // The input in the buffer the call reads; the result buffer filled with the sentinel.
+  void prepare(std::size_t count, bool inPlace) {
+    const std::size_t bytes = count * dataTypeSize(args_.type);
+    if (inPlace) {
+      collective_.fillInput(hostRecv(), count, context_);
+    } else {
+      collective_.fillInput(hostSend(), count, context_);
+      send_->upload(hostSend(), bytes);
+      std::memset(hostRecv(), kSentinel, bytes);
+    }
+    recv_->upload(hostRecv(), bytes);
+  }
+
+  template <typename Call> PerfMeasure measureForm(std::size_t count, bool inPlace, Call&& call) {
+    const void* send = inPlace ? recv_->data() : send_->data();
+    void* recv = recv_->data();
+    PerfMeasure m;
+    prepare(count, inPlace);
+    if (args_.check) {
+      call(send, recv);
+      stream_->synchronize();
+      recv_->download(hostRecv(), count * dataTypeSize(args_.type));
+      m.wrong = sumOverRanks(collective_.countWrong(hostRecv(), count, context_));
+    }
+    for (int i = 0; i < args_.warmup; ++i) call(send, recv);
+    MPI_Barrier(MPI_COMM_WORLD);
+    stream_->start();
+    for (int i = 0; i < args_.iterations; ++i) call(send, recv);
+    double seconds = stream_->stopSeconds() / args_.iterations;
+    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double bytes = static_cast<double>(count * dataTypeSize(args_.type));
+    m.seconds = seconds;
+    m.algbw = seconds > 0 ? bytes / seconds / 1e9 : 0;
+    m.busbw = m.algbw * collective_.busFactor(context_.ranks);
+    return m;
+  }
+
+  static std::size_t sumOverRanks(std::size_t value) {
+    unsigned long long total = value;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return static_cast<std::size_t>(total);
+  }
+
+  const PerfCollective& collective_;
+  const PerfArgs& args_;
+  Communicator& comm_;
+  const MpiBaseline& mpi_;
+  PerfContext context_;
+  bool device_;
+  std::unique_ptr<PerfMemory> send_, recv_, stageSend_, stageRecv_;
+  std::unique_ptr<PerfStream> stream_;
+};
+
+BackendChoice libraryBackend(PerfBackend backend) {
+  switch (backend) {
+    case PerfBackend::kRing: return BackendChoice::kRing;
+    case PerfBackend::kNccl: return BackendChoice::kNccl;
+    case PerfBackend::kStaged: return BackendChoice::kStaged;
+    default: return BackendChoice::kAuto;
+  }
+}
+
+// Settings outside ringsync that change the figures: glibc's allocator and the Open MPI transport
+// choices a user sets (mpirun adds many OMPI_MCA_* variables of its own; those are left out).
+std::string relevantEnvironment() {
+  static const char* const kPrefixes[] = {"GLIBC_TUNABLES=", "OMPI_MCA_pml=", "OMPI_MCA_btl", "OMPI_MCA_coll",
+                                          "OMPI_MCA_mpi_yield"};
+  std::string text;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string variable = *entry;
+    for (const char* prefix : kPrefixes)
+      if (variable.rfind(prefix, 0) == 0) text += (text.empty() ? "" : " ") + variable;
+  }
+  return text;
+}
+
+std::string mpiLibrary() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  const std::string text(version, static_cast<std::size_t>(length));
+  return text.substr(0, text.find_first_of("\n,"));
+}
+
+PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, const Communicator& comm) {
+  PerfSetup s;
+  s.tool = collective.traits().name;
+  s.collective = collective.collectiveName();
+  s.baselineName = collective.baselineName();
+  s.ranks = comm.size();
+  s.localRanks = comm.localSize();
+  s.backend = perfBackendName(args.backend);
+  s.buffers = onDevice(args.backend) ? "device" : "host";
+  s.type = dataTypeName(args.type);
+  s.op = collective.opColumn(args);
+  s.root = args.root;
+  s.iterations = args.iterations;
+  s.warmup = args.warmup;
+  s.check = args.check;
+  s.compare = args.compareMpi;
+  s.settings = comm.options().describe();
+  s.environment = relevantEnvironment();
+  s.mpiLibrary = mpiLibrary();
+  s.command = args.command;
+  s.note = collective.note();
+  return s;
+}
+
+// Device backends need a GPU on every rank; all ranks reach the same verdict.
+bool deviceUsable(const char* tool, const PerfArgs& args, const Communicator& comm) {
+  const std::string why = selectDevice(comm.localRank(), comm.options().cudaDevice);
+  int bad = why.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (bad && comm.rank() == 0)
+    std::fprintf(stderr, "# %s: --backend %s runs on device buffers, but %s; nothing was measured\n", tool,
+                 perfBackendName(args.backend),
+                 why.empty() ? "another rank has no usable GPU" : why.c_str());
+  return bad == 0;
+}
+
+int sweep(const PerfCollective& collective, const PerfArgs& args) {
+  Options options = Options::fromEnvironment();
+  options.backend = libraryBackend(args.backend);
+  Communicator comm(MPI_COMM_WORLD, options);
+  const char* tool = collective.traits().name;
+  if (collective.traits().hasRoot && (args.root < 0 || args.root >= comm.size())) {
+    if (comm.rank() == 0) std::fprintf(stderr, "%s: -r %d is not a rank of %d\n", tool, args.root, comm.size());
+    return 2;
+  }
+  if (onDevice(args.backend) && !deviceUsable(tool, args, comm)) return 3;
+  const MpiBaseline mpi(MPI_COMM_WORLD);
+  PerfSweep measurements(collective, args, comm, mpi);
+  std::unique_ptr<PerfReport> report;
+  if (comm.rank() == 0) {
+    report = std::make_unique<PerfReport>(describeSetup(collective, args, comm), stdout);
+    report->printHeader();
+  }
+  for (std::size_t bytes : sweepSizes(args, dataTypeSize(args.type))) {
+    const PerfRow row = measurements.measure(bytes);
+    if (report) report->add(row);
+  }
+  int wrong = 0;
+  if (report) {
+    wrong = report->printFooter() > 0 ? 1 : 0;
+    if (!args.jsonPath.empty()) report->writeJson(args.jsonPath);
+  }
+  MPI_Bcast(&wrong, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return wrong ? 1 : 0;
+}
+
+}  // namespace
+
+int runPerf(int argc, char** argv, const PerfCollective& collective) {
+  MpiEnvironment mpi(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PerfArgs args;
+  if (auto code = parsePerfArgs(argc, argv, collective.traits(), rank, args)) return *code;
+  try {
+    return sweep(collective, args);
+  } catch (const InvalidArgument& error) {
+    // Options from the environment are read the same way on every rank: all ranks stop here.
+    if (rank == 0) std::fprintf(stderr, "%s: %s\n", collective.traits().name, error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    // Other ranks may be inside a collective: end the whole job rather than leave them waiting.
+    std::fprintf(stderr, "[rank %d] %s: %s\n", rank, collective.traits().name, error.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
+
+}  // namespace ringsync::bench

@@ -1,0 +1,139 @@
+#include "perf_report.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace ringsync::bench {
+namespace {
+
+// nccl-tests' time column: more digits for short times, none for long ones.
+std::string formatTime(double seconds) {
+  const double us = seconds * 1e6;
+  char text[32];
+  std::snprintf(text, sizeof text, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+  return text;
+}
+
+std::string formatBlock(const PerfMeasure& m, bool check) {
+  char text[96];
+  const std::string wrong = check ? std::to_string(m.wrong) : "N/A";
+  std::snprintf(text, sizeof text, "  %s  %6.2f  %6.2f  %6s", formatTime(m.seconds).c_str(), m.algbw, m.busbw,
+                wrong.c_str());
+  return text;
+}
+
+std::string jsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string jsonMeasure(const PerfMeasure& m) {
+  std::ostringstream out;
+  out.precision(9);
+  out << "{\"time_us\": " << m.seconds * 1e6 << ", \"algbw\": " << m.algbw << ", \"busbw\": " << m.busbw
+      << ", \"wrong\": " << m.wrong << "}";
+  return out.str();
+}
+
+double ratio(const PerfRow& row) { return row.mpi && row.mpi->busbw > 0 ? row.outOfPlace.busbw / row.mpi->busbw : 0; }
+
+}  // namespace
+
+PerfReport::PerfReport(PerfSetup setup, std::FILE* out) : setup_(std::move(setup)), out_(out) {}
+
+void PerfReport::printHeader() const {
+  const PerfSetup& s = setup_;
+  std::fprintf(out_, "# %s: ringsync %s, %d ranks (%d on this node), backend %s, %s buffers\n", s.tool.c_str(),
+               s.collective.c_str(), s.ranks, s.localRanks, s.backend.c_str(), s.buffers.c_str());
+  std::fprintf(out_, "# type %s, op %s, root %d, iterations %d, warm-up %d, check %d%s\n", s.type.c_str(),
+               s.op.c_str(), s.root, s.iterations, s.warmup, s.check ? 1 : 0,
+               s.compare ? (", compared with " + s.baselineName + " on the same buffers").c_str() : "");
+  std::fprintf(out_, "# settings: %s\n", s.settings.c_str());
+  if (!s.environment.empty()) std::fprintf(out_, "# environment: %s\n", s.environment.c_str());
+  std::fprintf(out_, "# MPI: %s\n", s.mpiLibrary.c_str());
+  std::fprintf(out_, "# command: %s\n", s.command.c_str());
+  if (!s.note.empty()) std::fprintf(out_, "# note: %s\n", s.note.c_str());
+  std::fprintf(out_, "#\n");
+  const char* mpiTitle = s.compare ? "    baseline (out-of-place)" : "";
+  const char* mpiNames = s.compare ? "     time   busbw  ratio" : "";
+  const char* mpiUnits = s.compare ? "     (us)  (GB/s)   (bw)" : "";
+  std::fprintf(out_, "# %54s %28s %31s%s\n", "", "out-of-place", "in-place", mpiTitle);
+  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong%s\n",
+               "size", "count", "type", "redop", "root", mpiNames);
+  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        %s\n",
+               "(B)", "(elements)", "", "", "", mpiUnits);
+  std::fflush(out_);
+}
+
+void PerfReport::add(const PerfRow& row) {
+  rows_.push_back(row);
+  std::string line;
+  char prefix[96];
+  std::snprintf(prefix, sizeof prefix, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, setup_.type.c_str(),
+                setup_.op.c_str(), setup_.root);
+  line = prefix + formatBlock(row.outOfPlace, setup_.check) + formatBlock(row.inPlace, setup_.check);
+  if (row.mpi) {
+    char tail[64];
+    std::snprintf(tail, sizeof tail, "  %s  %6.2f  %5.2f", formatTime(row.mpi->seconds).c_str(), row.mpi->busbw,
+                  ratio(row));
+    line += tail;
+  }
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+std::size_t PerfReport::printFooter() const {
+  std::size_t wrong = 0;
+  double busbw = 0, mpiBusbw = 0;
+  for (const PerfRow& row : rows_) {
+    wrong += row.outOfPlace.wrong + row.inPlace.wrong + (row.mpi ? row.mpi->wrong : 0);
+    busbw += row.outOfPlace.busbw + row.inPlace.busbw;
+    if (row.mpi) mpiBusbw += row.mpi->busbw;
+  }
+  const double rows = rows_.empty() ? 1.0 : static_cast<double>(rows_.size());
+  std::fprintf(out_, "# Out of bounds values : %zu %s\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  std::fprintf(out_, "# Avg bus bandwidth    : %g\n", busbw / (2 * rows));
+  if (setup_.compare) std::fprintf(out_, "# Avg %s bus bandwidth : %g\n", setup_.baselineName.c_str(), mpiBusbw / rows);
+  std::fprintf(out_, "#\n");
+  std::fflush(out_);
+  return wrong;
+}
+
+void PerfReport::writeJson(const std::string& path) const {
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("--json " + path + ": cannot open the file for writing");
+  const PerfSetup& s = setup_;
+  file << "{\n  \"tool\": " << jsonString(s.tool) << ",\n  \"collective\": " << jsonString(s.collective)
+       << ",\n  \"baseline\": " << jsonString(s.baselineName) << ",\n  \"ranks\": " << s.ranks
+       << ",\n  \"backend\": " << jsonString(s.backend) << ",\n  \"buffers\": " << jsonString(s.buffers)
+       << ",\n  \"type\": " << jsonString(s.type) << ",\n  \"op\": " << jsonString(s.op) << ",\n  \"root\": " << s.root
+       << ",\n  \"iterations\": " << s.iterations << ",\n  \"warmup\": " << s.warmup
+       << ",\n  \"settings\": " << jsonString(s.settings) << ",\n  \"environment\": " << jsonString(s.environment)
+       << ",\n  \"mpi_library\": " << jsonString(s.mpiLibrary) << ",\n  \"command\": " << jsonString(s.command)
+       << ",\n  \"rows\": [";
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const PerfRow& row = rows_[i];
+    file << (i ? "," : "") << "\n    {\"bytes\": " << row.bytes << ", \"count\": " << row.count
+         << ", \"out_of_place\": " << jsonMeasure(row.outOfPlace) << ", \"in_place\": " << jsonMeasure(row.inPlace);
+    if (row.mpi) file << ", \"mpi\": " << jsonMeasure(*row.mpi) << ", \"ratio\": " << ratio(row);
+    file << "}";
+  }
+  file << "\n  ]\n}\n";
+  if (!file) throw std::runtime_error("--json " + path + ": writing failed");
+}
+
+}  // namespace ringsync::bench

@@ -101,14 +101,14 @@ void registerCommunicator(nb::module_& m) {
       .def_prop_ro("size", [](PyCommunicator& s) { return s.get().size(); })
       .def_prop_ro("local_rank", [](PyCommunicator& s) { return s.get().localRank(); }, "rank on this node")
       .def_prop_ro("local_size", [](PyCommunicator& s) { return s.get().localSize(); }, "ranks on this node")
-      .def("allreduce", &allreduce, nb::arg("x"), nb::arg("op") = "sum", nb::arg("stream") = nb::none(),
+      .def("allreduce", &allreduce, nb::arg("x").none(), nb::arg("op") = "sum", nb::arg("stream") = nb::none(),
            nb::sig("def allreduce(self, x: object, op: str = 'sum', stream: object | None = None) -> None"),
            "x = op over all ranks of x, in place. x: a writable C-contiguous array (numpy, torch, DLPack, "
            "buffer protocol); op: 'sum', 'prod', 'min', 'max' or 'avg'; stream: required for CUDA tensors.")
-      .def("broadcast", &broadcast, nb::arg("x"), nb::arg("root") = 0, nb::arg("stream") = nb::none(),
+      .def("broadcast", &broadcast, nb::arg("x").none(), nb::arg("root") = 0, nb::arg("stream") = nb::none(),
            nb::sig("def broadcast(self, x: object, root: int = 0, stream: object | None = None) -> None"),
            "Copy root's x into every rank's x, in place.")
-      .def("allgather", &allgather, nb::arg("x"), nb::arg("out"),
+      .def("allgather", &allgather, nb::arg("x").none(), nb::arg("out").none(),
            nb::sig("def allgather(self, x: object, out: object) -> None"),
            "out[r * x.size:(r + 1) * x.size] = x of rank r (flat, C order); host arrays only.")
       .def("barrier", [](PyCommunicator& s) { locked(s, [](Communicator& c) { c.barrier(); }); })

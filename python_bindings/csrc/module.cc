@@ -9,6 +9,6 @@ NB_MODULE(_ringsync, m) {
   registerOptions(m);
   registerMpiEnvironment(m);
   registerCommunicator(m);
-  //registerGradientAverager(m);
+  registerGradientAverager(m);
   registerTiming(m);
 }

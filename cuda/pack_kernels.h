@@ -20,8 +20,12 @@ struct PackEntry {
 
 // Device-resident table of entries for a launch; PackPlan uploads it once (entries are fixed for
 // the life of a GradientAverager), so each step's pack/unpack is a single launch with no copy.
+// The table is uploaded to the device current at construction; pack/unpack run on a stream of that
+// device. Tensors and fusion buffer must not overlap. Entries may be empty (count 0).
 class PackPlan {
  public:
+  // InvalidArgument for an invalid type or a null tensor with count > 0; BackendError when the
+  // upload fails.
   PackPlan(const PackEntry* hostEntries, std::size_t entryCount, DataType type);
   ~PackPlan();
   PackPlan(const PackPlan&) = delete;
@@ -34,13 +38,17 @@ class PackPlan {
   void unpack(const void* fusionBuffer, double scale, CUstream_st* stream) const;
 
   std::size_t entryCount() const { return entryCount_; }
+  // Sum of the entries' counts (the fusion buffer's size when offsets are dense).
   std::size_t totalCount() const { return totalCount_; }
 
  private:
-  void* deviceEntries_ = nullptr;  // PackEntry[entryCount_] in device memory
+  // PackEntry[chunkCount_] in device memory: the entries cut into pieces of at most 32 KiB, so
+  // that one launch balances a 10-element bias and a 10M-element weight over every SM.
+  void* deviceEntries_ = nullptr;
   std::size_t entryCount_ = 0;
   std::size_t totalCount_ = 0;
   DataType type_;
+  std::size_t chunkCount_ = 0;
 };
 
 }  // namespace ringsync::cuda

@@ -1,0 +1,164 @@
+// bootstrapNccl: every rank probes its GPU, the ranks agree (over MPI) whether NCCL can serve all
+// of them, and only then call ncclCommInitRank together. Agreeing first matters twice: a rank that
+// cannot init would leave the others blocked inside ncclCommInitRank, and ranks that disagree about
+// NCCL would send one collective through NCCL and the other through the host ring.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "collectives/mpi_check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_memory.h"
+#include "nccl_check.h"
+#include "nccl_communicator.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+enum Status : std::int32_t { kReady = 0, kNoDevice, kDeviceFailed, kUniqueIdFailed, kInitFailed };
+
+// What each rank tells every other one (fixed size: sent as MPI_BYTE).
+struct ProbeRecord {
+  std::int32_t status = kReady;
+  std::int32_t device = -1;
+  unsigned char uuid[16] = {};
+  char why[160] = {};
+};
+
+void setWhy(ProbeRecord& record, Status status, const std::string& why) {
+  record.status = status;
+  std::strncpy(record.why, why.c_str(), sizeof record.why - 1);
+}
+
+ProbeRecord probeLocal(const NcclBootstrapInputs& in) {
+  ProbeRecord record;
+  record.device = in.device;
+  if (in.device < 0) {
+    setWhy(record, kNoDevice, in.deviceWhy.empty() ? "no CUDA device" : in.deviceWhy);
+    return record;
+  }
+  try {
+    cuda::DeviceGuard guard(in.device);
+    cudaDeviceProp properties{};
+    RINGSYNC_CHECK_CUDA(cudaGetDeviceProperties(&properties, in.device));
+    std::memcpy(record.uuid, properties.uuid.bytes, sizeof record.uuid);
+  } catch (const Error& error) {
+    setWhy(record, kDeviceFailed, "device " + std::to_string(in.device) + ": " + error.what());
+  }
+  return record;
+}
+
+// Polls a non-blocking MPI collective so that a rank that never joins becomes a TimeoutError.
+// A collective request cannot be cancelled: on timeout its buffers are deliberately leaked
+// (`keepAlive`), as MPI may still write into them.
+template <typename Buffers>
+void waitFor(MPI_Request& request, const NcclBootstrapInputs& in, const char* what, std::unique_ptr<Buffers>& keepAlive) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (unsigned round = 0;; ++round) {
+    int done = 0;
+    RINGSYNC_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    if (round > 2000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (in.timeoutSeconds > 0 && elapsed > in.timeoutSeconds) {
+      keepAlive.release();
+      throw TimeoutError(std::string("NCCL bootstrap (") + what + ") timed out after " +
+                         std::to_string(in.timeoutSeconds) +
+                         " s waiting for the other ranks (RINGSYNC_TIMEOUT_SECONDS): every rank must pass device "
+                         "buffers to the same collective");
+    }
+  }
+}
+
+std::vector<ProbeRecord> allgatherRecords(const NcclBootstrapInputs& in, const ProbeRecord& mine, const char* what) {
+  auto all = std::make_unique<std::vector<ProbeRecord>>(static_cast<std::size_t>(in.size));
+  auto sent = std::make_unique<ProbeRecord>(mine);
+  MPI_Request request = MPI_REQUEST_NULL;
+  RINGSYNC_CHECK_MPI(MPI_Iallgather(sent.get(), sizeof(ProbeRecord), MPI_BYTE, all->data(), sizeof(ProbeRecord),
+                                    MPI_BYTE, in.comm, &request));
+  waitFor(request, in, what, all);
+  return *all;
+}
+
+std::string uuidText(const unsigned char* uuid) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    text += kHex[uuid[i] >> 4];
+    text += kHex[uuid[i] & 15];
+    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
+  }
+  return text;
+}
+
+// The same verdict on every rank, from the same records: empty when every rank is ready.
+std::string firstFailure(const std::vector<ProbeRecord>& records) {
+  for (std::size_t r = 0; r < records.size(); ++r)
+    if (records[r].status != kReady) return "rank " + std::to_string(r) + ": " + records[r].why;
+  return {};
+}
+
+std::string duplicateGpu(const std::vector<ProbeRecord>& records) {
+  for (std::size_t a = 0; a < records.size(); ++a)
+    for (std::size_t b = a + 1; b < records.size(); ++b)
+      if (std::memcmp(records[a].uuid, records[b].uuid, sizeof records[a].uuid) == 0)
+        return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " share one GPU (" +
+               uuidText(records[a].uuid) + "); NCCL needs a GPU of its own per rank (\"Duplicate GPU detected\")";
+  return {};
+}
+
+ProbeRecord initRank(const NcclBootstrapInputs& in, const ncclUniqueId& id, ncclComm_t* comm) {
+  ProbeRecord result;
+  try {
+    cuda::DeviceGuard guard(in.device);  // ncclCommInitRank uses the current device
+    const ncclResult_t rc = ncclCommInitRank(comm, in.size, id, in.rank);
+    if (rc != ncclSuccess) setWhy(result, kInitFailed, "ncclCommInitRank failed: " + ncclErrorText(rc));
+  } catch (const Error& error) {
+    setWhy(result, kInitFailed, error.what());
+  }
+  return result;
+}
+
+ncclUniqueId broadcastId(const NcclBootstrapInputs& in, const ncclUniqueId& mine) {
+  auto id = std::make_unique<ncclUniqueId>(mine);
+  MPI_Request request = MPI_REQUEST_NULL;
+  RINGSYNC_CHECK_MPI(MPI_Ibcast(id.get(), sizeof(ncclUniqueId), MPI_BYTE, 0, in.comm, &request));
+  waitFor(request, in, "MPI_Bcast of the ncclUniqueId", id);
+  return *id;
+}
+
+}  // namespace
+
+std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& in, std::string* whyNot) {
+  ProbeRecord mine = probeLocal(in);
+  ncclUniqueId id{};
+  if (in.rank == 0 && mine.status == kReady) {
+    const ncclResult_t rc = ncclGetUniqueId(&id);
+    if (rc != ncclSuccess) setWhy(mine, kUniqueIdFailed, "ncclGetUniqueId failed: " + ncclErrorText(rc));
+  }
+  const std::vector<ProbeRecord> probes = allgatherRecords(in, mine, "MPI_Allgather of the GPU probes");
+  std::string why = firstFailure(probes);
+  if (why.empty()) why = duplicateGpu(probes);
+  if (!why.empty()) {
+    if (whyNot) *whyNot = why;
+    return nullptr;
+  }
+  id = broadcastId(in, id);
+
+  ncclComm_t comm = nullptr;
+  const ProbeRecord initResult = initRank(in, id, &comm);
+  why = firstFailure(allgatherRecords(in, initResult, "MPI_Allgather of the ncclCommInitRank results"));
+  if (!why.empty()) {
+    if (comm) ncclCommAbort(comm);
+    if (whyNot) *whyNot = why;
+    return nullptr;
+  }
+  return std::make_unique<NcclCommunicator>(comm, in.device, in.timeoutSeconds);
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,95 @@
+#include "nccl_communicator.h"
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "cuda/cuda_check.h"
+#include "nccl_check.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+
+ncclDataType_t ncclTypeOf(DataType type) {
+  switch (type) {
+    case DataType::kInt8: return ncclInt8;
+    case DataType::kUInt8: return ncclUint8;
+    case DataType::kInt32: return ncclInt32;
+    case DataType::kUInt32: return ncclUint32;
+    case DataType::kInt64: return ncclInt64;
+    case DataType::kUInt64: return ncclUint64;
+    case DataType::kFloat16: return ncclFloat16;
+    case DataType::kBFloat16: return ncclBfloat16;
+    case DataType::kFloat32: return ncclFloat32;
+    case DataType::kFloat64: return ncclFloat64;
+  }
+  throw InvalidArgument("NCCL: type=" + std::to_string(static_cast<int>(type)) + " is not a DataType");
+}
+
+ncclRedOp_t ncclOpOf(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return ncclSum;
+    case ReduceOp::kProd: return ncclProd;
+    case ReduceOp::kMin: return ncclMin;
+    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kAvg: return ncclAvg;
+  }
+  throw InvalidArgument("NCCL: op=" + std::to_string(static_cast<int>(op)) + " is not a ReduceOp");
+}
+
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds)
+    : comm_(comm), device_(device), timeoutSeconds_(timeoutSeconds) {}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_) ncclCommDestroy(comm_);
+}
+
+void NcclCommunicator::abort() noexcept {
+  if (!comm_) return;
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+void NcclCommunicator::ensureHealthy(const char* call) const {
+  if (!comm_) throw BackendError(std::string(call) + ": the NCCL communicator was aborted after an earlier failure");
+  ncclResult_t state = ncclSuccess;
+  RINGSYNC_CHECK_NCCL(ncclCommGetAsyncError(comm_, &state));
+  if (state != ncclSuccess && state != ncclInProgress)
+    throw BackendError(std::string(call) + ": NCCL reported an asynchronous error: " + ncclErrorText(state));
+}
+
+// Waits for the legacy default stream without blocking in cudaStreamSynchronize: a peer that died
+// leaves NCCL's kernel spinning forever, and only polling (plus ncclCommAbort by the caller's
+// abort-on-failure rule) gets the process out of it.
+void NcclCommunicator::finish(const char* call, cudaStream_t stream) const {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (unsigned round = 0;; ++round) {
+    const cudaError_t state = cudaStreamQuery(stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) RINGSYNC_CHECK_CUDA(state);
+    ensureHealthy(call);
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (timeoutSeconds_ > 0 && elapsed > timeoutSeconds_)
+      throw TimeoutError(std::string(call) + ": NCCL did not complete within " + std::to_string(timeoutSeconds_) +
+                         " s (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
+    if (round > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                 cudaStream_t stream) {
+  ensureHealthy("allreduce");
+  if (count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
+  RINGSYNC_CHECK_NCCL(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream));
+  if (stream == nullptr) finish("allreduce", stream);
+}
+
+void NcclCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream) {
+  ensureHealthy("broadcast");
+  if (count == 0) return;
+  RINGSYNC_CHECK_NCCL(ncclBroadcast(buf, buf, count, ncclTypeOf(type), root, comm_, stream));
+  if (stream == nullptr) finish("broadcast", stream);
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,65 @@
+// The NCCL path for device buffers: one ncclComm_t over the ranks of the Communicator's MPI
+// communicator, bootstrapped through MPI (rank 0's ncclUniqueId travels by MPI_Bcast), used for
+// ncclAllReduce / ncclBroadcast on the caller's stream, aborted on failure, destroyed at the end.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include "ringsync/types.h"
+
+namespace ringsync::detail {
+
+ncclDataType_t ncclTypeOf(DataType type);
+ncclRedOp_t ncclOpOf(ReduceOp op);  // kAvg is ncclAvg: the division happens inside NCCL
+
+class NcclCommunicator {
+ public:
+  // Owns `comm` (created by bootstrapNccl on `device`).
+  NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds);
+  ~NcclCommunicator();  // ncclCommDestroy, unless aborted; never throws
+
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+
+  // Enqueued on `stream`. With stream == nullptr the call runs on the legacy default stream and
+  // returns once it completed, polling so that a stuck peer turns into a TimeoutError after
+  // `timeoutSeconds` instead of a hang. BackendError carries NCCL's own text.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, cudaStream_t stream);
+  void broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream);
+
+  // ncclCommAbort: nothing waits on this communicator any more. Later calls raise BackendError.
+  void abort() noexcept;
+  bool aborted() const { return comm_ == nullptr; }
+  int device() const { return device_; }
+
+ private:
+  void ensureHealthy(const char* call) const;  // raises on an earlier abort or an async NCCL error
+  void finish(const char* call, cudaStream_t stream) const;
+
+  ncclComm_t comm_;
+  int device_;
+  double timeoutSeconds_;
+};
+
+struct NcclBootstrapInputs {
+  MPI_Comm comm;          // the Communicator's duplicated communicator
+  int rank;
+  int size;
+  int device;             // CUDA device for this rank, -1 when it has none
+  std::string deviceWhy;  // why device is -1 (for the message every rank reports)
+  double timeoutSeconds;  // for the MPI exchanges (0: wait forever)
+};
+
+// Collective over inputs.comm. Either every rank gets a communicator, or every rank gets nullptr
+// and the same `whyNot` ("rank 1 has no CUDA device", "ranks 0 and 1 share GPU ...: NCCL needs
+// one GPU per rank", "ncclCommInitRank failed on rank 2: ..."). TimeoutError when a peer never
+// joins (for instance because it passed host buffers to this collective).
+std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& inputs, std::string* whyNot);
+
+}  // namespace ringsync::detail

@@ -1,0 +1,150 @@
+// The device path of a CUDA build: pointer classification, the lazily bootstrapped NCCL
+// communicator, and the staged path through pinned host memory.
+//
+// Host buffers stay cheap and CUDA-free: without an NVIDIA driver on the machine classify() never
+// calls the CUDA runtime (device_probe.h); with one it costs one cudaPointerGetAttributes.
+#include <memory>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "collectives/nccl_communicator.h"
+#include "collectives/staged_cuda.h"
+#include "device_path.h"
+#include "device_probe.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+class CudaDevicePath final : public DevicePath {
+ public:
+  explicit CudaDevicePath(const DevicePathContext& context) : context_(context) {}
+
+  MemoryKind classify(const void* pointer) override {
+    if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+      cudaGetLastError();  // not a pointer CUDA knows: host memory
+      return MemoryKind::kHost;
+    }
+    const bool onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+    return onDevice ? MemoryKind::kDevice : MemoryKind::kHost;
+  }
+
+  bool ncclUsable(std::string* whyNot) override;
+  int device() const override;
+
+  void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     CUstream_st* stream) override {
+    nccl("allreduce").allreduce(send, recv, count, type, op, stream);
+  }
+  void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) override {
+    nccl("broadcast").broadcast(buf, count, type, root, stream);
+  }
+
+  void stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                       CUstream_st* stream, HostCollectives& host) override {
+    noteStaged("allreduce", count, type);
+    detail::stagedAllreduce(staging(), send, recv, count * dataTypeSize(type), stream,
+                            [&](void* data) { host.hostAllreduce(data, data, count, type, op); });
+  }
+  void stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
+                       HostCollectives& host) override {
+    noteStaged("broadcast", count, type);
+    detail::stagedBroadcast(staging(), buf, count * dataTypeSize(type), context_.rank == root, stream,
+                            [&](void* data) { host.hostBroadcast(data, count, type, root); });
+  }
+
+  void abort() noexcept override {
+    if (nccl_) nccl_->abort();
+  }
+
+ private:
+  enum class NcclState { kUnknown, kReady, kUnusable };
+
+  int chooseDevice(std::string* why) const;
+  void bootstrap();
+  NcclCommunicator& nccl(const char* call) {
+    if (!nccl_) throw BackendError(std::string(call) + ": the NCCL path was chosen before NCCL was bootstrapped");
+    return *nccl_;
+  }
+  CudaStagingMemory& staging() {
+    if (!staging_) staging_ = std::make_unique<CudaStagingMemory>();
+    return *staging_;
+  }
+  void noteStaged(const char* call, std::size_t count, DataType type) const {
+    if (!context_.logger->enabled(LogLevel::kInfo)) return;
+    context_.logger->info(std::string(call) + " of " + std::to_string(count) + " " + dataTypeName(type) +
+                          " on device buffers: backend staged (device -> pinned host -> host ring -> device)" +
+                          (ncclWhy_.empty() ? "" : "; NCCL not used: " + ncclWhy_));
+  }
+
+  DevicePathContext context_;
+  NcclState state_ = NcclState::kUnknown;
+  std::string ncclWhy_;
+  std::unique_ptr<NcclCommunicator> nccl_;
+  std::unique_ptr<CudaStagingMemory> staging_;
+};
+
+// RINGSYNC_CUDA_DEVICE when set, else the rank's local rank (modulo the GPUs it can see, so that
+// more ranks than GPUs on a node still get a device: then they share one, and NCCL is declined).
+int CudaDevicePath::chooseDevice(std::string* why) const {
+  const int count = visibleGpuCount();
+  if (count == 0) {
+    *why = gpuDriverPresent() ? "no CUDA device visible (cudaGetDeviceCount)" : "no NVIDIA driver on this machine";
+    return -1;
+  }
+  const int wanted = context_.options->cudaDevice;
+  if (wanted >= count) {
+    *why = "RINGSYNC_CUDA_DEVICE=" + std::to_string(wanted) + " but only " + std::to_string(count) + " GPU(s) are visible";
+    return -1;
+  }
+  return wanted >= 0 ? wanted : context_.localRank % count;
+}
+
+int CudaDevicePath::device() const {
+  std::string why;
+  return chooseDevice(&why);
+}
+
+bool CudaDevicePath::ncclUsable(std::string* whyNot) {
+  const BackendChoice forced = context_.options->backend;
+  if (forced == BackendChoice::kStaged || forced == BackendChoice::kRing) {
+    // The route is decided without NCCL: do not pay for (or risk) its bootstrap.
+    if (whyNot) *whyNot = std::string("RINGSYNC_BACKEND=") + backendName(forced);
+    return false;
+  }
+  if (state_ == NcclState::kUnknown) bootstrap();
+  if (state_ == NcclState::kReady) return true;
+  if (whyNot) *whyNot = ncclWhy_;
+  return false;
+}
+
+// Collective: every rank reaches it on the same call (its first device-buffer collective).
+void CudaDevicePath::bootstrap() {
+  NcclBootstrapInputs inputs{context_.comm, context_.rank, context_.size, -1, {}, context_.options->timeoutSeconds};
+  inputs.device = chooseDevice(&inputs.deviceWhy);
+  try {
+    nccl_ = bootstrapNccl(inputs, &ncclWhy_);
+  } catch (const Error& error) {
+    state_ = NcclState::kUnusable;
+    ncclWhy_ = std::string("the NCCL bootstrap failed: ") + error.what();
+    throw;
+  }
+  state_ = nccl_ ? NcclState::kReady : NcclState::kUnusable;
+  if (nccl_) {
+    context_.logger->info("device buffers: NCCL communicator of " + std::to_string(context_.size) + " ranks on device " +
+                          std::to_string(inputs.device));
+  } else {
+    context_.logger->info("device buffers: NCCL not usable (" + ncclWhy_ + "); they take the staged path");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext& context) {
+  return std::make_unique<CudaDevicePath>(context);
+}
+
+}  // namespace ringsync::detail

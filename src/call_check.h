@@ -3,9 +3,29 @@
 // the same error, naming the same ranks, without another message.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "collectives/header_exchange.h"
+#include "ringsync/options.h"
 
 namespace ringsync::detail {
+
+// The RINGSYNC_* settings that decide the algorithm, the message sizes and which messages are
+// sent at all. Ranks that differ here would truncate or miss each other's messages, so every
+// Communicator compares them once, when it is built. (Timeouts and log levels may differ.)
+struct SettingsRecord {
+  std::uint64_t ringSegmentBytes = 0;
+  std::uint64_t smallBytes = 0;
+  std::int32_t algorithm = 0;
+  std::int32_t checkCalls = 0;
+  std::int32_t checkFinite = 0;
+  std::int32_t reserved = 0;
+};
+SettingsRecord settingsRecord(const Options& options);
+
+// MismatchError naming, for every setting that differs, which ranks hold which value.
+void checkSameSettings(const std::vector<SettingsRecord>& ranks);
 
 // MismatchError naming every rank whose call differs from rank 0's, and both calls.
 void checkSameCall(const HeaderExchange& exchange);

@@ -1,5 +1,7 @@
 #include "communicator_impl.h"
 
+#include <vector>
+
 #include "call_check.h"
 #include "collectives/mpi_check.h"
 #include "ringsync/errors.h"
@@ -42,6 +44,7 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& opts) : options(opts) {
   RINGSYNC_CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   RINGSYNC_CHECK_MPI(MPI_Comm_size(comm, &size));
+  agreeOnSettings();
   MPI_Comm node = MPI_COMM_NULL;
   RINGSYNC_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(node, &localRank));
@@ -60,6 +63,19 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& opts) : options(opts) {
   device = detail::makeDevicePath({comm, rank, size, localRank, &options, &logger});
   if (rank == 0 && logger.enabled(LogLevel::kInfo))
     logger.info("communicator of " + std::to_string(size) + " ranks; " + options.describe());
+}
+
+void Communicator::Impl::agreeOnSettings() {
+  const detail::SettingsRecord mine = detail::settingsRecord(options);
+  std::vector<detail::SettingsRecord> all(static_cast<std::size_t>(size));
+  const int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+  try {
+    if (rc != MPI_SUCCESS) detail::throwMpiError("MPI_Allgather(settings)", __FILE__, __LINE__, rc);
+    detail::checkSameSettings(all);  // every rank sees the same records: all throw or none does
+  } catch (...) {
+    MPI_Comm_free(&comm);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 Communicator::Impl::~Impl() {

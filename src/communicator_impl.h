@@ -25,6 +25,9 @@ struct Communicator::Impl final : detail::HostCollectives {
   Impl(MPI_Comm parent, const Options& options);
   ~Impl() override;
 
+  // Compares the settings every rank must share (collective, once, at construction); raises
+  // MismatchError on every rank naming the settings and ranks that differ.
+  void agreeOnSettings();
   // Raises AbortedError once a call has failed in a way that leaves peers out of step.
   void ensureUsable() const;
   // Runs `body`; a timeout or a transport failure aborts the communicator before propagating.

@@ -1,0 +1,136 @@
+// Fault 2: one rank passes a different count, type, op, root or kind of call. Every rank must
+// raise MismatchError naming the odd rank and both calls, on the direct small-message path, the
+// ring and the chain broadcast alike; nothing may move (every buffer byte-for-byte as before),
+// and the communicator must keep working afterwards. Ranks whose RINGSYNC_* settings differ are
+// caught the same way.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "call_spec.h"
+#include "fault_support.h"
+#include "ringsync/ringsync.h"
+#include "support/test_support.h"
+
+using namespace ringsync;
+using faults::CallSpec;
+
+namespace {
+
+constexpr std::size_t kSmall = 16;       // direct exchange (64 B of float32)
+constexpr std::size_t kLarge = 100000;   // ring / chain (400 KB of float32)
+
+struct Scenario {
+  std::string name;
+  CallSpec usual;  // what every other rank calls
+  CallSpec odd;    // what the odd rank calls
+};
+
+std::vector<Scenario> scenarios(int n) {
+  using faults::allreduceSpec;
+  using faults::broadcastSpec;
+  const DataType f32 = DataType::kFloat32;
+  return {
+      {"count, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kSmall + 8, f32, ReduceOp::kSum)},
+      {"count, ring", allreduceSpec(kLarge, f32, ReduceOp::kSum), allreduceSpec(kLarge + 8, f32, ReduceOp::kSum)},
+      {"count, direct vs ring", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kLarge, f32, ReduceOp::kSum)},
+      {"type, direct (same bytes)", allreduceSpec(kSmall, f32, ReduceOp::kSum),
+       allreduceSpec(kSmall, DataType::kInt32, ReduceOp::kSum)},
+      {"type, ring (same bytes)", allreduceSpec(kLarge, DataType::kFloat16, ReduceOp::kSum),
+       allreduceSpec(kLarge, DataType::kBFloat16, ReduceOp::kSum)},
+      {"op, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kSmall, f32, ReduceOp::kMax)},
+      {"op, ring", allreduceSpec(kLarge, f32, ReduceOp::kAvg), allreduceSpec(kLarge, f32, ReduceOp::kSum)},
+      {"root, direct", broadcastSpec(kSmall, f32, 0), broadcastSpec(kSmall, f32, n - 1)},
+      {"root, chain", broadcastSpec(kLarge, f32, n - 1), broadcastSpec(kLarge, f32, 0)},
+      {"type, chain broadcast", broadcastSpec(kLarge, DataType::kInt64, 0), broadcastSpec(kLarge, DataType::kFloat64, 0)},
+      {"broadcast vs allreduce, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), broadcastSpec(kSmall, f32, 0)},
+      {"broadcast vs allreduce, ring", allreduceSpec(kLarge, f32, ReduceOp::kSum), broadcastSpec(kLarge, f32, 0)},
+      {"allgather vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::allgatherSpec(kSmall, f32)},
+      {"barrier vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::barrierSpec()},
+      {"broadcast vs barrier", faults::barrierSpec(), broadcastSpec(kLarge, f32, 0)},
+  };
+}
+
+// The communicator still works and is in step: an exact all-reduce, the same call count everywhere.
+bool stillWorks(Communicator& comm) {
+  std::vector<std::int64_t> value(5, comm.rank() + 1);
+  comm.allreduce(value.data(), value.data(), value.size(), DataType::kInt64, ReduceOp::kSum);
+  const std::int64_t n = comm.size();
+  const long long calls = static_cast<long long>(comm.callCount());
+  return value[4] == n * (n + 1) / 2 && test::sumOverRanks(calls) == calls * n && !comm.aborted();
+}
+
+}  // namespace
+
+TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and both calls", "[faults][mismatch]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const int n = comm.size();
+  if (n == 1) {
+    SUCCEED("a single rank cannot disagree with itself");
+    return;
+  }
+  const std::vector<Scenario> all = scenarios(n);
+  double slowest = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Scenario& s = all[i];
+    const int odd = static_cast<int>(i % static_cast<std::size_t>(n));  // rank 0 is the odd one too
+    const std::uint64_t sequence = comm.callCount();
+    faults::PatternBuffers buffers(kLarge + 8, n);
+    const faults::Outcome outcome =
+        faults::attempt([&] { faults::runSpec(comm, comm.rank() == odd ? s.odd : s.usual, buffers); });
+    // "rank 2 called <odd>; ranks 0, 1 called <usual>", or the other way round when rank 0 is odd.
+    const std::string oddText = faults::rankList({odd}) + " called " + faults::describeSpec(s.odd, sequence);
+    const std::string usualText =
+        faults::rankList(faults::ranksExcept(n, odd)) + " called " + faults::describeSpec(s.usual, sequence);
+    const bool named = outcome.message.find(oddText) != std::string::npos &&
+                       outcome.message.find(usualText) != std::string::npos;
+    const bool ok = outcome.error == "MismatchError" && named && buffers.untouched() && stillWorks(comm);
+    slowest = std::max(slowest, outcome.seconds);
+    INFO(s.name << ", rank " << comm.rank() << " (odd rank " << odd << "): " << outcome.error << ": "
+                << outcome.message << "\n  expected to contain: " << oddText << "\n  and: " << usualText
+                << "\n  buffers untouched: " << buffers.untouched());
+    REQUIRE(test::allRanks(ok));
+  }
+  faults::report("mismatch np=" + std::to_string(n) + ": " + std::to_string(all.size()) +
+                 " scenarios, MismatchError on every rank, slowest after " +
+                 std::to_string(faults::maxOverRanks(slowest)) + " s");
+}
+
+TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not corrupted", "[faults][mismatch]") {
+  const int n = test::worldSize();
+  if (n == 1) {
+    SUCCEED("a single rank cannot disagree with itself");
+    return;
+  }
+  const int odd = n - 1;
+  struct Variant {
+    const char* name;
+    const char* variable;  // what the error must name
+    void (*change)(Options&);
+    std::size_t count;  // float32 elements of the all-reduce tried
+  };
+  const Variant variants[] = {
+      {"segment size", "RINGSYNC_RING_SEGMENT_BYTES=65536 on rank", [](Options& o) { o.ringSegmentBytes = 64 * 1024; }, kLarge},
+      {"small-message threshold", "RINGSYNC_SMALL_BYTES=1024 on rank", [](Options& o) { o.smallBytes = 1024; }, 1000},  // 4000 B: direct vs ring
+      {"algorithm", "RINGSYNC_ALGO=direct on rank", [](Options& o) { o.algorithm = Algorithm::kDirect; }, 1000},
+      {"call checks", "RINGSYNC_CHECK=0 on rank", [](Options& o) { o.checkCalls = false; }, kSmall},
+      {"finite check", "RINGSYNC_CHECK_FINITE=1 on rank", [](Options& o) { o.checkFinite = true; }, kLarge},
+  };
+  for (const Variant& v : variants) {
+    Options options = Options::fromEnvironment();
+    if (test::worldRank() == odd) v.change(options);
+    // Caught when the communicator is built, on every rank, before any call could truncate or
+    // miss a message; it names the setting.
+    faults::PatternBuffers buffers(kLarge, n);
+    const faults::Outcome outcome = faults::attempt([&] {
+      Communicator comm(MPI_COMM_WORLD, options);
+      faults::runSpec(comm, faults::allreduceSpec(v.count, DataType::kFloat32, ReduceOp::kSum), buffers);
+    });
+    INFO(v.name << ", rank " << test::worldRank() << ": " << outcome.error << ": " << outcome.message);
+    const bool ok = outcome.error == "MismatchError" && outcome.message.find(v.variable) != std::string::npos &&
+                    outcome.message.find(faults::rankList({odd})) != std::string::npos && buffers.untouched();
+    REQUIRE(test::allRanks(ok));
+  }
+}

@@ -45,6 +45,8 @@ struct GradientAveragerOptions {
   // gradients (e.g. by local_batch / global_batch when ranks hold unequal shares of a batch).
   ReduceOp op = ReduceOp::kAvg;
   // Send float32 gradients as float16 on the wire (Horovod's Compression.fp16). Off by default.
+  // Host buffers only (device buckets go as they are). Sums are accumulated in float32 and
+  // rounded to float16 at every ring step, so values beyond float16's range (65504) overflow.
   bool compressFp16 = false;
 };
 
@@ -69,6 +71,10 @@ class GradientAverager {
   // Gradient `index` is final for this step. Raises InvalidArgument for an index out of range or
   // marked twice in one step.
   void markReady(std::size_t index);
+  // Device gradients: gradient `index` is produced by work enqueued on `stream` (markReady(index)
+  // means the legacy default stream). The averager's stream waits on an event recorded there; the
+  // call never blocks the host. For host gradients the stream is ignored.
+  void markReady(std::size_t index, CUstream_st* stream);
   // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any
   // bucket hit (and the averager is unusable after a timeout, like its communicator). Every
   // gradient must have been marked ready; the missing ones are named otherwise.

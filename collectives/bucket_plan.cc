@@ -1,0 +1,95 @@
+#include "bucket_plan.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace ringsync::detail {
+namespace {
+
+// A bucket still accepting gradients of its (type, memory) pair.
+struct OpenBucket {
+  Bucket bucket;
+  std::size_t bytes = 0;
+  std::size_t limit = 0;
+};
+
+std::size_t keyOf(const GradientSpec& g) {
+  return static_cast<std::size_t>(g.type) * 2 + (g.onDevice ? 1 : 0);
+}
+
+// Members arrive in reverse registration order; the fused layout is ascending gradient index.
+void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
+  std::reverse(bucket.members.begin(), bucket.members.end());
+  const std::size_t elementBytes = dataTypeSize(bucket.type);
+  std::size_t offset = 0;
+  std::byte* expected = nullptr;  // where the next non-empty member must start to stay contiguous
+  bool contiguous = true;
+  for (BucketMember& member : bucket.members) {
+    member.offset = offset;
+    offset += member.count;
+    if (member.count == 0) continue;  // an empty tensor's pointer says nothing about layout
+    auto* start = static_cast<std::byte*>(gradients[member.gradient].data);
+    if (bucket.contiguousData == nullptr) {
+      bucket.contiguousData = start;
+    } else if (start != expected) {
+      contiguous = false;
+    }
+    expected = start + member.count * elementBytes;
+  }
+  bucket.count = offset;
+  if (!contiguous) bucket.contiguousData = nullptr;
+}
+
+Bucket startBucket(const GradientSpec& g) {
+  Bucket bucket;
+  bucket.type = g.type;
+  bucket.onDevice = g.onDevice;
+  return bucket;
+}
+
+}  // namespace
+
+std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, const BucketPlanLimits& limits) {
+  std::vector<Bucket> buckets;
+  std::vector<std::optional<OpenBucket>> open(2 * std::size(kAllDataTypes));
+  auto close = [&](std::optional<OpenBucket>& slot) {
+    buckets.push_back(std::move(slot->bucket));
+    slot.reset();
+  };
+  for (std::size_t g = gradients.size(); g-- > 0;) {
+    const GradientSpec& spec = gradients[g];
+    const std::size_t bytes = spec.count * dataTypeSize(spec.type);
+    if (bytes >= limits.bucketBytes) {
+      // A bucket's worth on its own: all-reduced in place, never copied. Open buckets go on
+      // collecting the small gradients around it.
+      buckets.push_back(startBucket(spec));
+      buckets.back().members.push_back({g, 0, spec.count});
+      continue;
+    }
+    std::optional<OpenBucket>& slot = open[keyOf(spec)];
+    if (slot && slot->bytes + bytes > slot->limit) close(slot);
+    if (!slot) {
+      const bool first = buckets.empty() && std::none_of(open.begin(), open.end(), [](auto& o) { return o.has_value(); });
+      slot = OpenBucket{startBucket(spec), 0, first ? limits.firstBucketBytes : limits.bucketBytes};
+    }
+    slot->bucket.members.push_back({g, 0, spec.count});
+    slot->bytes += bytes;
+    if (slot->bytes >= slot->limit) close(slot);
+  }
+  for (auto& slot : open)
+    if (slot) close(slot);
+  for (Bucket& bucket : buckets) finish(bucket, gradients);
+  // Launch order = completion order in backward: a bucket completes with its lowest-indexed member.
+  std::sort(buckets.begin(), buckets.end(),
+            [](const Bucket& a, const Bucket& b) { return a.firstGradient() > b.firstGradient(); });
+  return buckets;
+}
+
+std::vector<std::size_t> bucketOfGradient(const std::vector<Bucket>& buckets, std::size_t gradientCount) {
+  std::vector<std::size_t> bucketOf(gradientCount, 0);
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    for (const BucketMember& member : buckets[b].members) bucketOf[member.gradient] = b;
+  return bucketOf;
+}
+
+}  // namespace ringsync::detail

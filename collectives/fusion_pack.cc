@@ -1,0 +1,90 @@
+#include "fusion_pack.h"
+
+#include <cstring>
+
+#include "half.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RINGSYNC_HAVE_F16C_PATH 1
+#endif
+
+namespace ringsync::detail {
+namespace {
+
+std::byte* gradientBytes(const std::vector<GradientSpec>& gradients, const BucketMember& member) {
+  return static_cast<std::byte*>(gradients[member.gradient].data);
+}
+
+#ifdef RINGSYNC_HAVE_F16C_PATH
+// The scalar conversions in half.h are exact but branchy (~1 ns per element); F16C converts 8
+// elements per instruction with the same round-to-nearest-even. Chosen at run time so the library
+// still runs on a CPU without it.
+__attribute__((target("avx,f16c"))) void toHalfF16c(const float* in, std::uint16_t* out, std::size_t count) {
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), half);
+  }
+  for (; i < count; ++i) out[i] = floatToFloat16(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) void fromHalfF16c(const std::uint16_t* in, float* out, std::size_t count) {
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < count; ++i) out[i] = float16ToFloat(in[i]);
+}
+
+bool haveF16c() {
+  static const bool have = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return have;
+}
+#endif
+
+}  // namespace
+
+void convertFloat32ToFloat16(const float* in, std::uint16_t* out, std::size_t count) {
+#ifdef RINGSYNC_HAVE_F16C_PATH
+  if (haveF16c()) return toHalfF16c(in, out, count);
+#endif
+  for (std::size_t i = 0; i < count; ++i) out[i] = floatToFloat16(in[i]);
+}
+
+void convertFloat16ToFloat32(const std::uint16_t* in, float* out, std::size_t count) {
+#ifdef RINGSYNC_HAVE_F16C_PATH
+  if (haveF16c()) return fromHalfF16c(in, out, count);
+#endif
+  for (std::size_t i = 0; i < count; ++i) out[i] = float16ToFloat(in[i]);
+}
+
+void packBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, void* fused) {
+  const std::size_t elementBytes = dataTypeSize(bucket.type);
+  auto* out = static_cast<std::byte*>(fused);
+  for (const BucketMember& member : bucket.members)
+    if (member.count > 0)
+      std::memcpy(out + member.offset * elementBytes, gradientBytes(gradients, member), member.count * elementBytes);
+}
+
+void unpackBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, const void* fused) {
+  const std::size_t elementBytes = dataTypeSize(bucket.type);
+  const auto* in = static_cast<const std::byte*>(fused);
+  for (const BucketMember& member : bucket.members)
+    if (member.count > 0)
+      std::memcpy(gradientBytes(gradients, member), in + member.offset * elementBytes, member.count * elementBytes);
+}
+
+void packBucketAsFloat16(const Bucket& bucket, const std::vector<GradientSpec>& gradients, std::uint16_t* fused) {
+  for (const BucketMember& member : bucket.members)
+    convertFloat32ToFloat16(static_cast<const float*>(gradients[member.gradient].data), fused + member.offset,
+                            member.count);
+}
+
+void unpackBucketFromFloat16(const Bucket& bucket, const std::vector<GradientSpec>& gradients,
+                             const std::uint16_t* fused) {
+  for (const BucketMember& member : bucket.members)
+    convertFloat16ToFloat32(fused + member.offset, static_cast<float*>(gradients[member.gradient].data),
+                            member.count);
+}
+
+}  // namespace ringsync::detail

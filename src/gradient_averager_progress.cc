@@ -1,0 +1,62 @@
+// Where buckets run: on the progress thread as each completes (overlap), or all at once inside
+// synchronize() (no overlap). Either way in launch order, and after the first failure of a step
+// the remaining buckets are skipped on every rank alike (every rank raises the same fingerprint
+// error on the same bucket; a timeout aborts the communicator anyway), and the failure is
+// handed to synchronize() on the caller's thread, never to std::terminate.
+#include "gradient_averager_impl.h"
+
+namespace ringsync {
+
+void GradientAverager::Impl::runBucket(std::size_t bucket) {
+  detail::BucketRunner& runner = buckets_[bucket].onDevice ? *deviceRunner_ : *hostRunner_;
+  runner.run(bucket, comm_);
+}
+
+std::exception_ptr GradientAverager::Impl::runAllBuckets() {
+  if (deviceRunner_) deviceRunner_->bindThread();
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    try {
+      runBucket(b);
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
+  return nullptr;
+}
+
+std::exception_ptr GradientAverager::Impl::waitForBuckets() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stepDone_.wait(lock, [&] { return next_ == buckets_.size(); });
+  return error_;
+}
+
+void GradientAverager::Impl::progressLoop() noexcept {
+  std::exception_ptr bindError;
+  try {
+    if (deviceRunner_) deviceRunner_->bindThread();
+  } catch (...) {
+    bindError = std::current_exception();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    workReady_.wait(lock, [&] { return stop_ || (next_ < buckets_.size() && pending_[next_] == 0); });
+    if (stop_) return;
+    const std::size_t bucket = next_;
+    if (!error_ && bindError) error_ = bindError;
+    const bool skip = error_ != nullptr;
+    lock.unlock();
+    std::exception_ptr failure;
+    if (!skip) {
+      try {
+        runBucket(bucket);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+    lock.lock();
+    if (failure && !error_) error_ = failure;
+    if (++next_ == buckets_.size()) stepDone_.notify_all();
+  }
+}
+
+}  // namespace ringsync

@@ -1,0 +1,46 @@
+// How one bucket is all-reduced: host buckets by the host runner (pack, all-reduce, unpack on the
+// calling thread), device buckets by the device runner (batched pack kernel, all-reduce and unpack
+// enqueued on the averager's own CUDA stream, after events recorded where the gradients were made).
+// The averager calls run() in launch order, from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "collectives/bucket_plan.h"
+#include "ringsync/communicator.h"
+
+struct CUstream_st;
+
+namespace ringsync::detail {
+
+struct RunnerContext {
+  const std::vector<Bucket>* buckets;
+  const std::vector<GradientSpec>* gradients;
+  ReduceOp op;
+  bool compressFp16;
+};
+
+class BucketRunner {
+ public:
+  virtual ~BucketRunner() = default;
+  // On the thread that will call run() (the device runner makes its GPU current there).
+  virtual void bindThread() {}
+  // Gradient `gradient` was produced on `stream` (device runner only; called by markReady).
+  virtual void noteReady(std::size_t /*gradient*/, CUstream_st* /*stream*/) {}
+  // All-reduces bucket `bucket` through `comm`. The device runner only enqueues the work.
+  virtual void run(std::size_t bucket, Communicator& comm) = 0;
+  // Waits until every bucket run this step has landed in the gradients.
+  virtual void finishStep() {}
+};
+
+std::unique_ptr<BucketRunner> makeHostRunner(const RunnerContext& context);
+
+// Device support (gradient_averager_device_{cuda,none}.cc).
+// True when `pointer` is CUDA device memory; makes no CUDA call in a process without a GPU.
+bool isDevicePointer(const void* pointer);
+// Raises BackendError in a build without CUDA.
+std::unique_ptr<BucketRunner> makeDeviceRunner(const RunnerContext& context);
+
+}  // namespace ringsync::detail

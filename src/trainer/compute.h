@@ -1,0 +1,68 @@
+// Where the model's arithmetic runs: the CPU engine (OpenBLAS) or the GPU engine (cuBLAS and the
+// trainer's kernels). An engine owns the parameters, momentum and gradients (flat, in
+// ModelLayout's order) in its own memory; the trainer moves them to the host only to broadcast,
+// checksum or checkpoint them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "src/trainer/config.h"
+#include "src/trainer/model.h"
+
+namespace ringsync::trainer {
+
+struct BatchStats {
+  double lossSum = 0;        // summed (not averaged) cross-entropy over the rows
+  std::size_t correct = 0;   // rows whose arg-max logit is the label
+};
+
+class ComputeEngine {
+ public:
+  virtual ~ComputeEngine() = default;
+
+  virtual std::string describe() const = 0;  // "cpu (OpenBLAS, 1 thread)"
+  virtual bool deviceMemory() const = 0;     // whether gradients() is a device pointer
+
+  // Host arrays of layout().parameterCount() floats; momentum may be nullptr in getState.
+  virtual void setState(const float* parameters, const float* momentum) = 0;
+  virtual void getState(float* parameters, float* momentum) const = 0;
+
+  // The flat gradient vector in the engine's memory (what the gradient averager reduces).
+  virtual float* gradients() = 0;
+
+  // Forward and backward over `rows` samples (x: rows x inputs, y: labels, both host memory;
+  // rows may be 0). Writes `scale` x the gradient of the summed loss into gradients() and calls
+  // ready(t) as soon as tensor t's gradient is final, last layer first, so its all-reduce can
+  // start while backward goes on.
+  virtual BatchStats trainBatch(const float* x, const std::int32_t* y, std::size_t rows, float scale,
+                                const std::function<void(std::size_t)>& ready) = 0;
+  // Forward only, any number of rows (processed in slices of at most maxRows()).
+  virtual BatchStats evaluate(const float* x, const std::int32_t* y, std::size_t rows) = 0;
+
+  // v = momentum v + (g + weightDecay w); w -= lr v, on every parameter (PyTorch's SGD).
+  virtual void applySgd(const SgdSettings& sgd, float learningRate) = 0;
+
+  virtual std::size_t maxRows() const = 0;
+  virtual const ModelLayout& layout() const = 0;
+};
+
+// Makes the CPU engine for batches of up to `maxRows` rows, with `threads` OpenBLAS threads.
+std::unique_ptr<ComputeEngine> makeCpuEngine(const ModelLayout& layout, std::size_t maxRows, int threads);
+
+// The GPU engine lives in a separate library (cuBLAS costs ~0.3 s at process start, so only the
+// ringsync-train binary links it); main() passes these hooks in, tests pass none.
+struct GpuHooks {
+  std::function<int()> deviceCount;  // usable GPUs on this node (0 when none or no driver)
+  std::function<std::unique_ptr<ComputeEngine>(const ModelLayout&, std::size_t maxRows, int device)> makeEngine;
+};
+
+// Resolves --device: cpu; gpu (BackendError when there are no hooks or no GPU); auto picks gpu
+// when the hooks report a GPU, else cpu. `localRank` picks the GPU (localRank % count).
+std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayout& layout, std::size_t maxRows,
+                                                 int threads, int localRank, const GpuHooks* gpu);
+
+}  // namespace ringsync::trainer

@@ -1,0 +1,72 @@
+// The synchronous data-parallel training loop. Every rank holds a full replica; each step every
+// rank computes its share of the global batch, hands each layer's gradient to the gradient sync as
+// soon as backward produced it, waits for the sum over the ranks and applies the same SGD update,
+// so n ranks train exactly as one process would on the whole batch (up to float rounding).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "ringsync/communicator.h"
+#include "src/trainer/checkpoint.h"
+#include "src/trainer/compute.h"
+#include "src/trainer/config.h"
+#include "src/trainer/dataset.h"
+#include "src/trainer/gradient_sync.h"
+#include "src/trainer/metrics.h"
+
+namespace ringsync::trainer {
+
+class Trainer {
+ public:
+  // Collective over `comm`: initialises the replicas (from the seed on rank 0, broadcast; or from
+  // the checkpoint with config.resume) and sets up the gradient sync. `progress` (rank 0 only,
+  // may be null) receives progress lines. `data`, `comm` and `progress` must outlive the Trainer.
+  Trainer(Communicator& comm, const TrainerConfig& config, const TrainTestData& data,
+          std::unique_ptr<ComputeEngine> engine, std::ostream* progress);
+
+  // Collective: trains until the last epoch or config.maxSteps, then checks the replicas,
+  // evaluates and (with a checkpoint path) saves. Raises ReplicaMismatch if the replicas diverged.
+  RunReport run();
+
+  std::vector<float> parameters() const;  // host copy of this rank's replica
+  std::vector<float> momentum() const;
+  const TrainingPosition& position() const { return position_; }
+  std::size_t totalSteps() const { return totalSteps_; }
+
+  Evaluation evaluate();  // collective: test loss and accuracy, each rank computing a shard
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void initialise();
+  bool runEpoch(std::size_t epoch);  // false once maxSteps is reached
+  void trainStep(const std::vector<std::uint32_t>& order, std::size_t batch);
+  void afterStep(std::size_t epoch);
+  void checkReplicasNow();
+  void save();
+  EpochRecord finishEpoch(std::size_t epoch, bool evaluateNow, double seconds);
+  bool reachedMaxSteps() const { return config_.maxSteps > 0 && position_.step >= config_.maxSteps; }
+  void say(const std::string& line) const;
+
+  Communicator& comm_;
+  TrainerConfig config_;
+  const TrainTestData& data_;
+  ModelLayout layout_;
+  std::unique_ptr<ComputeEngine> engine_;
+  std::unique_ptr<GradientSync> sync_;
+  std::ostream* progress_;
+
+  std::size_t globalBatch_ = 0, batchesPerEpoch_ = 0, totalSteps_ = 0;
+  TrainingPosition position_;
+  std::vector<float> x_;
+  std::vector<std::int32_t> y_;
+  StepStats window_, epoch_, timed_;  // since the last progress line / this epoch / after warm-up
+  std::size_t stepsThisRun_ = 0;
+  double trainSeconds_ = 0;
+};
+
+}  // namespace ringsync::trainer

@@ -1,7 +1,7 @@
 #include "argument_checks.h"
 
+#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <sstream>
 #include <string>
 
@@ -27,14 +27,32 @@ void checkOp(const char* call, ReduceOp op) {
   if (!isValid(op)) reject(call, "op=" + std::to_string(static_cast<int>(op)) + " is not a ringsync::ReduceOp");
 }
 
+// No 64-bit system maps more user address space than 2^57 bytes (x86-64 with 5-level paging has
+// 2^56, AArch64 at most 2^52), so a larger buffer cannot exist: such a count is a bug upstream
+// (an unsigned underflow, a garbage size), caught here before anything is read or written.
+constexpr std::uintmax_t kMaxBufferBytes =
+    std::min<std::uintmax_t>(std::uintmax_t{1} << 57, static_cast<std::uintmax_t>(PTRDIFF_MAX));
+
 void checkCount(const char* call, std::size_t count, DataType type) {
-  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(type);
+  const std::size_t limit = static_cast<std::size_t>(kMaxBufferBytes) / dataTypeSize(type);
   if (count > limit)
     reject(call, "count=" + std::to_string(count) + " " + dataTypeName(type) + " elements exceeds the address space");
 }
 
-void checkBuffer(const char* call, const char* name, const void* buffer, std::size_t count) {
+void checkGatheredCount(const char* call, std::size_t count, DataType type, int ranks) {
+  checkCount(call, count, type);
+  const std::size_t limit = static_cast<std::size_t>(kMaxBufferBytes) / dataTypeSize(type);
+  if (count > limit / static_cast<std::size_t>(ranks))
+    reject(call, "count=" + std::to_string(count) + " " + dataTypeName(type) + " elements times " +
+                     std::to_string(ranks) + " ranks exceeds the address space");
+}
+
+void checkBuffer(const char* call, const char* name, const void* buffer, std::size_t count, std::size_t bytes) {
   if (buffer == nullptr && count > 0) reject(call, std::string(name) + " is null with count=" + std::to_string(count));
+  const auto start = reinterpret_cast<std::uintptr_t>(buffer);
+  if (bytes > UINTPTR_MAX - start)
+    reject(call, std::string(name) + "=" + pointerText(buffer) + " with " + std::to_string(bytes) +
+                     " bytes wraps around the address space");
 }
 
 void checkRoot(const char* call, int root, int size) {

@@ -55,9 +55,9 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   detail::checkType(kCall, type);
   detail::checkOp(kCall, op);
   detail::checkCount(kCall, count, type);
-  detail::checkBuffer(kCall, "send", send, count);
-  detail::checkBuffer(kCall, "recv", recv, count);
   const std::size_t bytes = count * dataTypeSize(type);
+  detail::checkBuffer(kCall, "send", send, count, bytes);
+  detail::checkBuffer(kCall, "recv", recv, count, bytes);
   detail::checkOverlap(kCall, send, recv, bytes, bytes);
   switch (s.route(kCall, send, recv)) {
     case Route::kHostRing: return s.hostAllreduce(send, recv, count, type, op);
@@ -78,7 +78,7 @@ void Communicator::broadcast(void* buf, std::size_t count, DataType type, int ro
   Impl& s = usable(impl_);
   detail::checkType(kCall, type);
   detail::checkCount(kCall, count, type);
-  detail::checkBuffer(kCall, "buf", buf, count);
+  detail::checkBuffer(kCall, "buf", buf, count, count * dataTypeSize(type));
   detail::checkRoot(kCall, root, s.size);
   switch (s.route(kCall, buf, buf)) {
     case Route::kHostRing: return s.hostBroadcast(buf, count, type, root);
@@ -94,13 +94,10 @@ void Communicator::allgather(const void* send, void* recv, std::size_t count, Da
   constexpr const char* kCall = "allgather";
   Impl& s = usable(impl_);
   detail::checkType(kCall, type);
-  detail::checkCount(kCall, count, type);
+  detail::checkGatheredCount(kCall, count, type, s.size);
   const std::size_t bytes = count * dataTypeSize(type);
-  if (count > 0 && bytes > static_cast<std::size_t>(PTRDIFF_MAX) / static_cast<std::size_t>(s.size))
-    throw InvalidArgument("allgather: count=" + std::to_string(count) + " times " + std::to_string(s.size) +
-                          " ranks exceeds the address space");
-  detail::checkBuffer(kCall, "send", send, count);
-  detail::checkBuffer(kCall, "recv", recv, count);
+  detail::checkBuffer(kCall, "send", send, count, bytes);
+  detail::checkBuffer(kCall, "recv", recv, count, bytes * static_cast<std::size_t>(s.size));
   // In place means send is this rank's own block of recv.
   const void* ownBlock = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(s.rank) * bytes;
   if (send != ownBlock) detail::checkOverlap(kCall, send, recv, bytes, bytes * static_cast<std::size_t>(s.size));

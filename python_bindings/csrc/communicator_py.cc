@@ -54,6 +54,13 @@ template <typename Body> void locked(PyCommunicator& self, Body&& body) {
   body(self.get());
 }
 
+// `getter(communicator)`'s value, read without the GIL under the communicator's mutex.
+template <typename Getter> auto readLocked(PyCommunicator& self, Getter&& getter) {
+  nb::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(self.mutex());
+  return getter(self.get());
+}
+
 void allreduce(PyCommunicator& self, nb::handle x, const char* op, nb::handle stream) {
   const ReduceOp reduceOp = parseOp(op, "allreduce");
   const ImportedArray a = importArray(x, "allreduce", "x");
@@ -79,7 +86,7 @@ void allgather(PyCommunicator& self, nb::handle x, nb::handle out) {
 }
 
 nb::dict placement(PyCommunicator& self) {
-  const Placement p = self.get().lastPlacement();
+  const Placement p = readLocked(self, [](Communicator& c) { return c.lastPlacement(); });
   nb::dict d;
   d["backend"] = p.backend;
   d["algorithm"] = p.algorithm;
@@ -121,13 +128,19 @@ void registerCommunicator(nb::module_& m) {
           },
           nb::rv_policy::take_ownership, "A new communicator over the same ranks with its own traffic (collective).")
       .def_prop_ro("options", [](PyCommunicator& s) { return s.get().options(); })
-      .def_prop_ro("aborted", [](PyCommunicator& s) { return s.get().aborted(); })
-      .def_prop_ro("abort_reason", [](PyCommunicator& s) { return s.get().abortReason(); })
-      .def_prop_ro("call_count", [](PyCommunicator& s) { return s.get().callCount(); })
+      // State another Python thread's collective may be changing: read under the mutex.
+      .def_prop_ro("aborted", [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.aborted(); }); })
+      .def_prop_ro("abort_reason",
+                   [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.abortReason(); }); })
+      .def_prop_ro("call_count", [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.callCount(); }); })
       .def_prop_ro("last_placement", &placement, "{'backend', 'algorithm', 'device'} of the last collective")
-      .def("__repr__", [](PyCommunicator& s) {
-        return "ringsync.Communicator(rank=" + std::to_string(s.get().rank()) +
-               ", size=" + std::to_string(s.get().size()) + ")";
+      .def("__repr__", [](PyCommunicator& s) -> std::string {
+        try {
+          return "ringsync.Communicator(rank=" + std::to_string(s.get().rank()) +
+                 ", size=" + std::to_string(s.get().size()) + ")";
+        } catch (const Error&) {
+          return "ringsync.Communicator(released)";
+        }
       });
 }
 

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# GPU verification (issue 8) on a machine with an NVIDIA GPU: builds with CUDA for sm_90, runs the
+# GPU tests (none may skip) and the CPU suite, compute-sanitizer on the kernel tests, the device
+# all-reduce sweeps, the kernel-bandwidth and NCCL-overhead benches, fusion_perf and the trainer on
+# the GPU. Every stage writes its log under $OUT and a PASS/FAIL line to $OUT/summary.txt.
+#
+#   scripts/gpu_verify.sh [stage ...]            default: all stages in order
+#   stages: info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
+#           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
+#
+# Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
+# BUILD (build folder, default ./build-gpu-verify, kept between calls while the machine is warm),
+# JOBS, CTEST_JOBS, MAX_BYTES (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments).
+#
+# A machine lent for 10-minute calls: split the stages, e.g.
+#   1) scripts/gpu_verify.sh info build test
+#   2) scripts/gpu_verify.sh sanitize kernels overhead
+#   3) scripts/gpu_verify.sh perf
+#   4) scripts/gpu_verify.sh fusion train
+# Exit status: 0 when every stage run passed, 1 otherwise (the summary names the failures).
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+
+OUT=${OUT:-$ROOT/gpu-verify-out}
+BUILD=${BUILD:-$ROOT/build-gpu-verify}
+CTEST_JOBS=${CTEST_JOBS:-4}
+MAX_BYTES=${MAX_BYTES:-1G}
+export RINGSYNC_TIMEOUT_SECONDS=${RINGSYNC_TIMEOUT_SECONDS:-120}
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+failures=0
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+# run_stage <name> <command...>: output to $OUT/<name>.log, PASS/FAIL with the time to the summary.
+run_stage() {
+  local name=$1
+  shift
+  local start=$(date +%s)
+  echo "== $name: $*" | tee "$OUT/$name.log"
+  "$@" >>"$OUT/$name.log" 2>&1
+  local rc=$?
+  local seconds=$(( $(date +%s) - start ))
+  if ((rc == 0)); then
+    note "PASS $name ($seconds s)"
+  else
+    note "FAIL $name ($seconds s, rc=$rc): see $OUT/$name.log"
+    tail -n 30 "$OUT/$name.log"
+    failures=$((failures + 1))
+  fi
+}
+
+need_build() {
+  [[ -x $BUILD/bin/test_gpu_kernels ]] || { echo "no CUDA build in $BUILD: run the 'build' stage first" >&2; return 1; }
+}
+
+find_sanitizer() {
+  local candidate
+  for candidate in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
+                   /usr/local/cuda/compute-sanitizer/compute-sanitizer /opt/nvidia/compute-sanitizer/compute-sanitizer; do
+    [[ -n $candidate && -x $candidate ]] && { echo "$candidate"; return 0; }
+  done
+  return 1
+}
+
+stage_info() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv || return 1
+  nvcc --version | tail -n 2
+  grep -E "define NCCL_(MAJOR|MINOR|PATCH)" "$(dirname "$(command -v nvcc)")/../include/nccl.h" || true
+  for tool in cmake mpirun; do command -v $tool >/dev/null || { echo "missing: $tool"; return 1; }; done
+  echo "cores: $(nproc)"
+}
+
+stage_build() {
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRINGSYNC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" &&
+    { grep -q "define RINGSYNC_WITH_CUDA 1" "$BUILD/include/ringsync/version.h" || { echo "configured without CUDA/NCCL"; false; }; } &&
+    cmake --build "$BUILD" -j "$JOBS" && need_build
+}
+
+# Every gpu-labelled test must run: a "SKIPPED" anywhere in their output fails the stage.
+stage_test() {
+  need_build || return 1
+  (cd "$BUILD" && ctest -L gpu --output-on-failure -V) | tee "$OUT/ctest-gpu.txt" | grep -E "Test +#|tests passed|SKIPPED|FAILED"
+  local rc=${PIPESTATUS[0]}
+  if grep -q "SKIPPED" "$OUT/ctest-gpu.txt"; then echo "a GPU test skipped"; return 1; fi
+  [[ $rc -eq 0 ]] || return 1
+  (cd "$BUILD" && ctest -LE gpu -j "$CTEST_JOBS" --output-on-failure) | tee "$OUT/ctest-cpu.txt" | tail -n 25
+  return "${PIPESTATUS[0]}"
+}
+
+stage_sanitize() {
+  need_build || return 1
+  local sanitizer
+  sanitizer=$(find_sanitizer) || { echo "compute-sanitizer not found (CUDA toolkit's bin/ or compute-sanitizer/)"; return 1; }
+  local rc=0 tool
+  for tool in memcheck racecheck; do
+    echo "-- $tool"
+    RINGSYNC_GPU_TEST_SMALL=1 MPIEXEC_TIMEOUT=280 timeout 290 mpirun -np 1 "$sanitizer" --tool $tool --error-exitcode 7 \
+      "$BUILD/bin/test_gpu_kernels" 2>&1 | tee "$OUT/sanitize-$tool.txt" | tail -n 8
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+    grep -q "SKIPPED" "$OUT/sanitize-$tool.txt" && rc=1
+  done
+  return $rc
+}
+
+stage_kernels() {
+  need_build || return 1
+  local rc=0 type
+  for type in float half bfloat16 double int8; do
+    timeout 280 "$BUILD/bin/gpu_kernel_bench" -d $type -b 1M -e "$MAX_BYTES" | tee "$OUT/kernels-$type.txt" || rc=1
+  done
+  return $rc
+}
+
+stage_overhead() {
+  need_build || return 1
+  MPIEXEC_TIMEOUT=280 mpirun -np 1 "$BUILD/bin/gpu_nccl_overhead" -b 8 -e 256M | tee "$OUT/nccl-overhead.txt"
+  return "${PIPESTATUS[0]}"
+}
+
+# allreduce_perf on device buffers, checked (-c 1); non-zero exit when any value is wrong.
+allreduce_sweep() {
+  local ranks=$1 backend=$2 name=allreduce-$2-np$1
+  need_build || return 1
+  MPIEXEC_TIMEOUT=560 mpirun -np "$ranks" "$BUILD/bin/allreduce_perf" --backend "$backend" -b 8 -e "$MAX_BYTES" -f 2 \
+    -n 10 -w 2 -c 1 --json "$OUT/$name.json" | tee "$OUT/$name.txt"
+  return "${PIPESTATUS[0]}"
+}
+
+stage_fusion() {
+  need_build || return 1
+  [[ -x $BUILD/bin/fusion_perf ]] || { echo "fusion_perf was not built"; return 1; }
+  "$BUILD/bin/fusion_perf" --help >"$OUT/fusion_perf-help.txt" 2>&1
+  # Flags per bench/fusion_perf --help; FUSION_ARGS overrides the device choice if it differs.
+  MPIEXEC_TIMEOUT=280 mpirun -np 1 "$BUILD/bin/fusion_perf" ${FUSION_ARGS:---device gpu} | tee "$OUT/fusion-np1.txt"
+  local rc=${PIPESTATUS[0]}
+  MPIEXEC_TIMEOUT=280 mpirun -np 2 "$BUILD/bin/fusion_perf" ${FUSION_ARGS:---device gpu} | tee "$OUT/fusion-np2.txt"
+  [[ $rc -eq 0 && ${PIPESTATUS[0]} -eq 0 ]]
+}
+
+# ringsync-train on the GPU at 1 rank (NCCL) and 2 ranks (staged), and on the CPU for comparison.
+stage_train() {
+  need_build || return 1
+  local trainer=$BUILD/bin/ringsync-train
+  [[ -x $trainer ]] || trainer=$(find "$BUILD" -name ringsync-train -type f -perm -u+x | head -n 1)
+  [[ -x $trainer ]] || { echo "ringsync-train was not built"; return 1; }
+  local data=() rc=0
+  for dir in /usr/share/fashion-mnist /usr/share/dataset-fashion-mnist /usr/share/datasets/fashion-mnist; do
+    [[ -d $dir ]] && { data=(--data "$dir"); break; }
+  done
+  ((${#data[@]})) || data=(--synthetic 60000)
+  local args=("${data[@]}" --seed 1 ${TRAIN_ARGS:-})
+  MPIEXEC_TIMEOUT=280 mpirun -np 1 "$trainer" "${args[@]}" --device gpu --json "$OUT/train-gpu-np1.json" | tee "$OUT/train-gpu-np1.txt" || rc=1
+  MPIEXEC_TIMEOUT=280 mpirun -np 2 "$trainer" "${args[@]}" --device gpu --json "$OUT/train-gpu-np2.json" | tee "$OUT/train-gpu-np2.txt" || rc=1
+  MPIEXEC_TIMEOUT=280 mpirun -np 2 "$trainer" "${args[@]}" --device cpu --json "$OUT/train-cpu-np2.json" | tee "$OUT/train-cpu-np2.txt" || rc=1
+  return $rc
+}
+
+stages=("$@")
+((${#stages[@]})) || stages=(all)
+expanded=()
+for stage in "${stages[@]}"; do
+  case $stage in
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train) ;;
+    perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
+    *) expanded+=("$stage") ;;
+  esac
+done
+
+note "# gpu_verify $(date -u +%FT%TZ) on $(hostname): ${expanded[*]}"
+for stage in "${expanded[@]}"; do
+  case $stage in
+    info) run_stage info stage_info ;;
+    build) run_stage build stage_build ;;
+    test) run_stage test stage_test ;;
+    sanitize) run_stage sanitize stage_sanitize ;;
+    kernels) run_stage kernels stage_kernels ;;
+    overhead) run_stage overhead stage_overhead ;;
+    perf-nccl) run_stage perf-nccl allreduce_sweep 1 nccl ;;
+    perf-staged2) run_stage perf-staged2 allreduce_sweep 2 staged ;;
+    perf-staged4) run_stage perf-staged4 allreduce_sweep 4 staged ;;
+    fusion) run_stage fusion stage_fusion ;;
+    train) run_stage train stage_train ;;
+    *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
+  esac
+done
+note "# $failures stage(s) failed; results in $OUT"
+((failures == 0))

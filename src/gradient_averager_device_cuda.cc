@@ -1,103 +1,75 @@
 // The device runner: each device bucket is packed by one batched kernel launch (cuda::PackPlan),
 // all-reduced through the Communicator's device path (NCCL, or staged through host memory) and
 // unpacked by one more launch, all on the averager's own stream, which first waits on the events
-// recorded where the bucket's gradients were produced. The host is only blocked in finishStep().
-// No GPU on the development machines: this file is compiled and linked there, never run.
-#include <cuda_runtime_api.h>
-
+// recorded where the bucket's gradients were produced. The host blocks only in finishStep().
+// The development machines have no GPU: this file is compiled and linked there, never run.
 #include <algorithm>
+#include <optional>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_check.h"
+#include "cuda/device_memory.h"
 #include "cuda/pack_kernels.h"
+#include "device_probe.h"
 #include "gradient_averager_runner.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
 namespace {
 
-void checkCuda(cudaError_t status, const char* call, int line) {
-  if (status == cudaSuccess) return;
-  throw BackendError(std::string("GradientAverager: ") + call + " failed at " + __FILE__ + ":" +
-                     std::to_string(line) + ": " + cudaGetErrorString(status));
+int deviceOf(const void* pointer) {
+  cudaPointerAttributes attributes{};
+  RINGSYNC_CHECK_CUDA(cudaPointerGetAttributes(&attributes, pointer));
+  return attributes.device;
 }
-#define RINGSYNC_AVERAGER_CUDA(call) checkCuda((call), #call, __LINE__)
-
-bool processHasGpu() {
-  static const bool has = [] {
-    int count = 0;  // left untouched when there is no driver (error 35)
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) cudaGetLastError();  // clear the sticky "no device" error
-    return status == cudaSuccess && count > 0;
-  }();
-  return has;
-}
-
-struct StreamDeleter {
-  void operator()(CUstream_st* stream) const noexcept { cudaStreamDestroy(stream); }
-};
-struct EventDeleter {
-  void operator()(CUevent_st* event) const noexcept { cudaEventDestroy(event); }
-};
-struct DeviceMemoryDeleter {
-  void operator()(void* memory) const noexcept { cudaFree(memory); }
-};
-using StreamHandle = std::unique_ptr<CUstream_st, StreamDeleter>;
-using EventHandle = std::unique_ptr<CUevent_st, EventDeleter>;
-using DeviceMemory = std::unique_ptr<void, DeviceMemoryDeleter>;
 
 class DeviceRunner final : public BucketRunner {
  public:
   explicit DeviceRunner(const RunnerContext& context) : context_(context) {
     const std::vector<GradientSpec>& gradients = *context_.gradients;
-    cudaPointerAttributes attributes{};
-    for (const GradientSpec& g : gradients)
-      if (g.onDevice) {
-        RINGSYNC_AVERAGER_CUDA(cudaPointerGetAttributes(&attributes, g.data));
-        device_ = attributes.device;
-        break;
-      }
-    RINGSYNC_AVERAGER_CUDA(cudaSetDevice(device_));
-    cudaStream_t stream = nullptr;
-    RINGSYNC_AVERAGER_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    stream_.reset(stream);
-    ready_.resize(gradients.size());
     for (std::size_t g = 0; g < gradients.size(); ++g) {
       if (!gradients[g].onDevice) continue;
-      cudaEvent_t event = nullptr;
-      RINGSYNC_AVERAGER_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-      ready_[g].reset(event);
+      const int device = deviceOf(gradients[g].data);
+      if (device_ < 0) device_ = device;
+      if (device != device_)
+        throw InvalidArgument("GradientAverager: gradient " + std::to_string(g) + " is on GPU " +
+                              std::to_string(device) + ", earlier ones on GPU " + std::to_string(device_) +
+                              "; one averager serves one GPU");
     }
+    cuda::DeviceGuard onDevice(device_);
+    stream_.emplace();
+    ready_.resize(gradients.size());
+    for (std::size_t g = 0; g < gradients.size(); ++g)
+      if (gradients[g].onDevice) ready_[g].emplace();
     makePlans();
   }
 
-  void bindThread() override { RINGSYNC_AVERAGER_CUDA(cudaSetDevice(device_)); }
-
-  void noteReady(std::size_t gradient, CUstream_st* stream) override {
-    RINGSYNC_AVERAGER_CUDA(cudaEventRecord(ready_[gradient].get(), stream));
-  }
+  void noteReady(std::size_t gradient, CUstream_st* stream) override { ready_[gradient]->record(stream); }
 
   void run(std::size_t index, Communicator& comm) override {
+    cuda::DeviceGuard onDevice(device_);  // the progress thread, or the caller's thread without overlap
     const Bucket& bucket = (*context_.buckets)[index];
+    cudaStream_t stream = stream_->get();
     for (const BucketMember& member : bucket.members)
-      if (ready_[member.gradient])
-        RINGSYNC_AVERAGER_CUDA(cudaStreamWaitEvent(stream_.get(), ready_[member.gradient].get(), 0));
+      if (ready_[member.gradient]) RINGSYNC_CHECK_CUDA(cudaStreamWaitEvent(stream, ready_[member.gradient]->get(), 0));
     if (bucket.count == 0) return;
     if (bucket.contiguousData != nullptr) {
-      comm.allreduce(bucket.contiguousData, bucket.contiguousData, bucket.count, bucket.type, context_.op,
-                     stream_.get());
+      comm.allreduce(bucket.contiguousData, bucket.contiguousData, bucket.count, bucket.type, context_.op, stream);
       return;
     }
     const cuda::PackPlan& plan = *plans_[index];
-    plan.pack(fused_.get(), 1.0, stream_.get());
-    comm.allreduce(fused_.get(), fused_.get(), bucket.count, bucket.type, context_.op, stream_.get());
-    plan.unpack(fused_.get(), 1.0, stream_.get());
+    plan.pack(fused_.data(), 1.0, stream);
+    comm.allreduce(fused_.data(), fused_.data(), bucket.count, bucket.type, context_.op, stream);
+    plan.unpack(fused_.data(), 1.0, stream);
   }
 
-  void finishStep() override { RINGSYNC_AVERAGER_CUDA(cudaStreamSynchronize(stream_.get())); }
+  void finishStep() override { stream_->synchronize(); }
 
  private:
-  // One PackPlan per packed device bucket (entries are fixed, so each is uploaded once) and one
-  // fused device buffer for the largest of them: buckets run one after another on one stream.
+  // One PackPlan per packed device bucket (its entries are fixed, so each table is uploaded once)
+  // and one fused device buffer for the largest: buckets run one after another on one stream.
   void makePlans() {
     const std::vector<Bucket>& buckets = *context_.buckets;
     plans_.resize(buckets.size());
@@ -111,27 +83,25 @@ class DeviceRunner final : public BucketRunner {
       plans_[b] = std::make_unique<cuda::PackPlan>(entries.data(), entries.size(), bucket.type);
       fusedBytes = std::max(fusedBytes, bucket.bytes());
     }
-    if (fusedBytes == 0) return;
-    void* memory = nullptr;
-    RINGSYNC_AVERAGER_CUDA(cudaMalloc(&memory, fusedBytes));
-    fused_.reset(memory);
+    fused_ = cuda::DeviceBuffer(fusedBytes);
   }
 
   RunnerContext context_;
-  int device_ = 0;
-  StreamHandle stream_;
-  std::vector<EventHandle> ready_;  // per gradient; empty for host gradients
+  int device_ = -1;
+  std::optional<cuda::Stream> stream_;
+  std::vector<std::optional<cuda::Event>> ready_;  // per gradient; empty for host gradients
   std::vector<std::unique_ptr<cuda::PackPlan>> plans_;
-  DeviceMemory fused_;
+  cuda::DeviceBuffer fused_;
 };
 
 }  // namespace
 
 bool isDevicePointer(const void* pointer) {
-  if (pointer == nullptr || !processHasGpu()) return false;
+  // Without a GPU driver no CUDA call is made at all (device_probe.h).
+  if (pointer == nullptr || visibleGpuCount() == 0) return false;
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-    cudaGetLastError();
+    cudaGetLastError();  // not a pointer CUDA knows: host memory
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;

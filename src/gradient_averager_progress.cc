@@ -13,7 +13,6 @@ void GradientAverager::Impl::runBucket(std::size_t bucket) {
 }
 
 std::exception_ptr GradientAverager::Impl::runAllBuckets() {
-  if (deviceRunner_) deviceRunner_->bindThread();
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     try {
       runBucket(b);
@@ -31,18 +30,11 @@ std::exception_ptr GradientAverager::Impl::waitForBuckets() {
 }
 
 void GradientAverager::Impl::progressLoop() noexcept {
-  std::exception_ptr bindError;
-  try {
-    if (deviceRunner_) deviceRunner_->bindThread();
-  } catch (...) {
-    bindError = std::current_exception();
-  }
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     workReady_.wait(lock, [&] { return stop_ || (next_ < buckets_.size() && pending_[next_] == 0); });
     if (stop_) return;
     const std::size_t bucket = next_;
-    if (!error_ && bindError) error_ = bindError;
     const bool skip = error_ != nullptr;
     lock.unlock();
     std::exception_ptr failure;

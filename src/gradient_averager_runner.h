@@ -25,8 +25,6 @@ struct RunnerContext {
 class BucketRunner {
  public:
   virtual ~BucketRunner() = default;
-  // On the thread that will call run() (the device runner makes its GPU current there).
-  virtual void bindThread() {}
   // Gradient `gradient` was produced on `stream` (device runner only; called by markReady).
   virtual void noteReady(std::size_t /*gradient*/, CUstream_st* /*stream*/) {}
   // All-reduces bucket `bucket` through `comm`. The device runner only enqueues the work.

@@ -1,0 +1,16 @@
+# fusion_perf: ResNet-50's gradients averaged per tensor, fused, and fused + overlapped (issue 5).
+# Public headers only.
+find_package(CLI11 REQUIRED CONFIG)
+add_executable(fusion_perf ${CMAKE_CURRENT_LIST_DIR}/fusion_perf.cc)
+target_link_libraries(fusion_perf PRIVATE ringsync CLI11::CLI11 ringsync_warnings)
+set_target_properties(fusion_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+
+# Label `bench`: one short checked run at 2 ranks, so the binary itself is tested (its figures
+# are not: speed is never asserted; a wrong value makes it exit non-zero).
+if(RINGSYNC_BUILD_TESTS)
+  add_test(NAME bench_fusion_perf.np2
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:fusion_perf>
+            ${MPIEXEC_POSTFLAGS} -w 0 -n 1 --bucket-mib 4 --first-bucket-mib 1)
+  set_tests_properties(bench_fusion_perf.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;bench;fusion" PROCESSORS 2
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_pml=ob1;RINGSYNC_TIMEOUT_SECONDS=60;MPIEXEC_TIMEOUT=120")
+endif()

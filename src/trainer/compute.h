@@ -13,6 +13,8 @@
 #include "src/trainer/config.h"
 #include "src/trainer/model.h"
 
+struct CUstream_st;  // cudaStream_t, without CUDA's headers
+
 namespace ringsync::trainer {
 
 struct BatchStats {
@@ -26,6 +28,9 @@ class ComputeEngine {
 
   virtual std::string describe() const = 0;  // "cpu (OpenBLAS, 1 thread)"
   virtual bool deviceMemory() const = 0;     // whether gradients() is a device pointer
+  // The stream the engine's work is ordered on (nullptr for the CPU engine): gradients handed to
+  // `ready` are final once the work enqueued there so far has run.
+  virtual CUstream_st* stream() const { return nullptr; }
 
   // Host arrays of layout().parameterCount() floats; momentum may be nullptr in getState.
   virtual void setState(const float* parameters, const float* momentum) = 0;

@@ -11,6 +11,8 @@
 #include "ringsync/communicator.h"
 #include "src/trainer/model.h"
 
+struct CUstream_st;
+
 namespace ringsync::trainer {
 
 class GradientSync {
@@ -22,9 +24,10 @@ class GradientSync {
   virtual std::string describe() const = 0;
 };
 
-// `gradients` is the engine's flat gradient vector (host or device memory) in `layout`'s order.
-// With ringsync's GradientAverager: fusion buckets, started during backward when `overlap`.
+// `gradients` is the engine's flat gradient vector (host or device memory) in `layout`'s order;
+// for device memory, `stream` is where the engine produces them. With ringsync's GradientAverager:
+// fusion buckets, started during backward when `overlap`.
 std::unique_ptr<GradientSync> makeGradientSync(const Communicator& comm, const ModelLayout& layout, float* gradients,
-                                               bool overlap);
+                                               bool overlap, CUstream_st* stream);
 
 }  // namespace ringsync::trainer

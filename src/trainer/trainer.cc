@@ -44,7 +44,7 @@ Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTes
   x_.resize(engine_->maxRows() * layout_.inputWidth());
   y_.resize(engine_->maxRows());
   initialise();
-  sync_ = makeGradientSync(comm_, layout_, engine_->gradients(), config_.overlap);
+  sync_ = makeGradientSync(comm_, layout_, engine_->gradients(), config_.overlap, engine_->stream());
 }
 
 void Trainer::initialise() {

@@ -1,0 +1,195 @@
+// The GPU engine: cuBLAS's sgemm/sgemv for the products, cuda/trainer_kernels.h for the rest, all
+// on one non-blocking stream. cuBLAS is column-major: a row-major r x c matrix is its transpose,
+// so y = x W (row-major) is computed as y^T = W^T x^T, and likewise for the two backward products.
+// The development machines have no GPU: this file is compiled and linked there, never run.
+#include "src/trainer/gpu_compute.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "cuda/trainer_kernels.h"
+#include "src/trainer/gpu_resources.h"
+
+namespace ringsync::trainer {
+
+namespace {
+
+int asInt(std::size_t value) { return static_cast<int>(value); }  // widths and rows are far below 2^31
+constexpr float kOne = 1.0f, kZero = 0.0f;
+
+class GpuEngine final : public ComputeEngine {
+ public:
+  GpuEngine(const ModelLayout& layout, std::size_t maxRows, int device)
+      : layout_(layout), maxRows_(std::max<std::size_t>(maxRows, 1)), device_(device), onDevice_(selectDevice(device)),
+        blas_(stream_.get()), parameters_(layout.parameterCount()), momentum_(layout.parameterCount()),
+        gradients_(layout.parameterCount()), x_(maxRows_ * layout.inputWidth()), labels_(maxRows_),
+        deltaA_(maxRows_ * layout.widestLayer()), deltaB_(maxRows_ * layout.widestLayer()), ones_(maxRows_),
+        rowLoss_(maxRows_), rowCorrect_(maxRows_), hostLoss_(maxRows_), hostCorrect_(maxRows_) {
+    for (std::size_t l = 0; l < layout_.layerCount(); ++l) activations_.emplace_back(maxRows_ * layout_.outputs(l));
+    const std::vector<float> ones(maxRows_, 1.0f);
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(ones_.get(), ones.data(), maxRows_ * sizeof(float), cudaMemcpyHostToDevice));
+    cudaDeviceProp properties{};
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaGetDeviceProperties(&properties, device_));
+    name_ = properties.name;
+  }
+
+  std::string describe() const override { return "gpu " + std::to_string(device_) + " (" + name_ + ", cuBLAS)"; }
+  bool deviceMemory() const override { return true; }
+  CUstream_st* stream() const override { return stream_.get(); }
+
+  void setState(const float* parameters, const float* momentum) override {
+    stream_.synchronize();
+    const std::size_t bytes = layout_.parameterCount() * sizeof(float);
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(parameters_.get(), parameters, bytes, cudaMemcpyHostToDevice));
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(momentum_.get(), momentum, bytes, cudaMemcpyHostToDevice));
+  }
+  void getState(float* parameters, float* momentum) const override {
+    stream_.synchronize();
+    const std::size_t bytes = layout_.parameterCount() * sizeof(float);
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(parameters, parameters_.get(), bytes, cudaMemcpyDeviceToHost));
+    if (momentum) RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(momentum, momentum_.get(), bytes, cudaMemcpyDeviceToHost));
+  }
+  float* gradients() override { return gradients_.get(); }
+
+  BatchStats trainBatch(const float* x, const std::int32_t* y, std::size_t rows, float scale,
+                        const std::function<void(std::size_t)>& ready) override {
+    if (rows == 0) {  // no share of a short batch: contribute zeros
+      RINGSYNC_TRAINER_CHECK_CUDA(
+          cudaMemsetAsync(gradients_.get(), 0, layout_.parameterCount() * sizeof(float), stream_.get()));
+      for (std::size_t t = layout_.tensorCount(); t-- > 0;) ready(t);
+      return {};
+    }
+    upload(x, y, rows);
+    const float* logits = forward(rows);
+    cuda::trainer::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(),
+                                       rowLoss_.get(), rowCorrect_.get(), stream_.get());
+    backward(rows, ready);
+    return downloadStats(rows);
+  }
+
+  BatchStats evaluate(const float* x, const std::int32_t* y, std::size_t rows) override {
+    BatchStats total;
+    for (std::size_t first = 0; first < rows; first += maxRows_) {
+      const std::size_t slice = std::min(maxRows_, rows - first);
+      upload(x + first * layout_.inputWidth(), y + first, slice);
+      const float* logits = forward(slice);
+      cuda::trainer::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr,
+                                         rowLoss_.get(), rowCorrect_.get(), stream_.get());
+      const BatchStats stats = downloadStats(slice);
+      total.lossSum += stats.lossSum;
+      total.correct += stats.correct;
+    }
+    return total;
+  }
+
+  void applySgd(const SgdSettings& sgd, float learningRate) override {
+    cuda::trainer::sgdMomentum(parameters_.get(), momentum_.get(), gradients_.get(), layout_.parameterCount(),
+                               learningRate, sgd.momentum, sgd.weightDecay, stream_.get());
+  }
+
+  std::size_t maxRows() const override { return maxRows_; }
+  const ModelLayout& layout() const override { return layout_; }
+
+ private:
+  static int selectDevice(int device) {
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaSetDevice(device));
+    return device;
+  }
+
+  void upload(const float* x, const std::int32_t* y, std::size_t rows) {
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpyAsync(x_.get(), x, rows * layout_.inputWidth() * sizeof(float),
+                                                cudaMemcpyHostToDevice, stream_.get()));
+    RINGSYNC_TRAINER_CHECK_CUDA(
+        cudaMemcpyAsync(labels_.get(), y, rows * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_.get()));
+  }
+
+  const float* forward(std::size_t rows) {
+    const float* input = x_.get();
+    for (std::size_t l = 0; l < layout_.layerCount(); ++l) {
+      const int in = asInt(layout_.inputs(l)), out = asInt(layout_.outputs(l));
+      float* output = activations_[l].get();
+      RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, asInt(rows), in, &kOne,
+                                                weights(l), out, input, in, &kZero, output, out));
+      cuda::trainer::addBiasActivation(output, parameters_.get() + layout_.bias(l).offset, rows, layout_.outputs(l),
+                                       l + 1 < layout_.layerCount(), stream_.get());
+      input = output;
+    }
+    return activations_.back().get();
+  }
+
+  // deltaA_ holds d(loss)/d(logits). Each gradient is handed to `ready` once its product is
+  // enqueued: the averager's stream waits on an event recorded on ours.
+  void backward(std::size_t rows, const std::function<void(std::size_t)>& ready) {
+    float* delta = deltaA_.get();
+    float* below = deltaB_.get();
+    for (std::size_t l = layout_.layerCount(); l-- > 0;) {
+      const int in = asInt(layout_.inputs(l)), out = asInt(layout_.outputs(l)), n = asInt(rows);
+      const float* input = l == 0 ? x_.get() : activations_[l - 1].get();
+      RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemv(blas_.get(), CUBLAS_OP_N, out, n, &kOne, delta, out, ones_.get(), 1,
+                                                &kZero, gradients_.get() + layout_.bias(l).offset, 1));
+      ready(ModelLayout::biasTensor(l));
+      RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &kOne, delta, out,
+                                                input, in, &kZero, gradients_.get() + layout_.weights(l).offset, out));
+      ready(ModelLayout::weightTensor(l));
+      if (l == 0) break;
+      RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &kOne, weights(l),
+                                                out, delta, out, &kZero, below, in));
+      cuda::trainer::reluBackward(below, input, rows * layout_.inputs(l), stream_.get());
+      std::swap(delta, below);
+    }
+  }
+
+  BatchStats downloadStats(std::size_t rows) {
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpyAsync(hostLoss_.data(), rowLoss_.get(), rows * sizeof(float),
+                                                cudaMemcpyDeviceToHost, stream_.get()));
+    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpyAsync(hostCorrect_.data(), rowCorrect_.get(), rows * sizeof(std::int32_t),
+                                                cudaMemcpyDeviceToHost, stream_.get()));
+    stream_.synchronize();
+    BatchStats stats;
+    for (std::size_t r = 0; r < rows; ++r) {
+      stats.lossSum += hostLoss_[r];
+      stats.correct += static_cast<std::size_t>(hostCorrect_[r]);
+    }
+    return stats;
+  }
+
+  const float* weights(std::size_t layer) const { return parameters_.get() + layout_.weights(layer).offset; }
+
+  ModelLayout layout_;
+  std::size_t maxRows_;
+  int device_;
+  int onDevice_;  // set before any member that allocates on the device
+  gpu::Stream stream_;
+  gpu::CublasHandle blas_;
+  gpu::DeviceArray<float> parameters_, momentum_, gradients_, x_;
+  gpu::DeviceArray<std::int32_t> labels_;
+  std::vector<gpu::DeviceArray<float>> activations_;
+  gpu::DeviceArray<float> deltaA_, deltaB_, ones_, rowLoss_;
+  gpu::DeviceArray<std::int32_t> rowCorrect_;
+  std::vector<float> hostLoss_;
+  std::vector<std::int32_t> hostCorrect_;
+  std::string name_;
+};
+
+int countDevices() {
+  int count = 0;  // left untouched when there is no driver (cudaErrorInsufficientDriver)
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+}  // namespace
+
+GpuHooks gpuHooks() {
+  GpuHooks hooks;
+  hooks.deviceCount = countDevices;
+  hooks.makeEngine = [](const ModelLayout& layout, std::size_t maxRows, int device) -> std::unique_ptr<ComputeEngine> {
+    return std::make_unique<GpuEngine>(layout, maxRows, device);
+  };
+  return hooks;
+}
+
+}  // namespace ringsync::trainer

@@ -197,6 +197,8 @@ void Trainer::checkReplicasNow() {
 }
 
 void Trainer::save() {
+  if (savedStep_ == position_.step) return;  // e.g. the end of the run right after an epoch's save
+  savedStep_ = position_.step;
   Checkpoint c{layout_.widths(), config_.seed, globalBatch_, position_, parameters(), momentum()};
   saveCheckpoint(comm_, config_.checkpointPath, c);
 }

@@ -66,6 +66,7 @@ class Trainer {
   std::vector<std::int32_t> y_;
   StepStats window_, epoch_, timed_;  // since the last progress line / this epoch / after warm-up
   std::size_t stepsThisRun_ = 0;
+  std::uint64_t savedStep_ = ~std::uint64_t{0};  // the step the last checkpoint holds
   double trainSeconds_ = 0;
 };
 

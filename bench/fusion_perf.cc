@@ -81,16 +81,18 @@ std::vector<Tensor> resnet50() {
 // One buffer per tensor (as a framework's allocator gives them), or --arena: back to back in one.
 class Gradients {
  public:
-  Gradients(const std::vector<Tensor>& model, bool arena) {
+  Gradients(const std::vector<Tensor>& model, bool arena, std::size_t scaleDown) {
+    std::vector<std::size_t> counts;
+    for (const Tensor& t : model) counts.push_back(std::max<std::size_t>(1, t.count() / scaleDown));
     std::size_t total = 0;
-    for (const Tensor& t : model) total += t.count();
+    for (std::size_t c : counts) total += c;
     if (arena) arena_.assign(total, 0.0f);
     separate_.reserve(model.size());
     std::size_t offset = 0;
-    for (const Tensor& t : model) {
-      float* data = arena ? arena_.data() + offset : separate_.emplace_back(t.count(), 0.0f).data();
-      buffers_.push_back({data, t.count(), DataType::kFloat32});
-      offset += t.count();
+    for (std::size_t c : counts) {
+      float* data = arena ? arena_.data() + offset : separate_.emplace_back(c, 0.0f).data();
+      buffers_.push_back({data, c, DataType::kFloat32});
+      offset += c;
     }
     total_ = total;
   }
@@ -143,6 +145,7 @@ struct Settings {
   bool compress = false;
   double backwardMs = 0;  // 0: as long as `fused` takes
   bool listShapes = false;
+  std::size_t scaleDown = 1;  // divide every tensor's size by this (the latency-bound regime)
 };
 
 struct Row {
@@ -181,81 +184,97 @@ std::string mib(double value) {
 std::size_t toBytes(double mebibytes) { return static_cast<std::size_t>(mebibytes * 1024 * 1024); }
 
 // --- the modes -----------------------------------------------------------------------------------
-std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads) {
+// One buffer of the model's total size: MPI_Allreduce and ringsync's all-reduce, side by side.
+void runTotals(const Settings& s, Communicator& comm, std::size_t total, std::vector<Row>& rows) {
   const int rank = comm.rank(), n = comm.size();
-  std::vector<Row> rows;
-  std::vector<float> flat(grads.total());
-  auto fillFlat = [&] {
+  std::vector<float> flat(total);
+  auto fill = [&] {
     for (std::size_t j = 0; j < flat.size(); ++j) flat[j] = static_cast<float>(rank + j % 7);
   };
-  auto flatWrong = [&](float scale, float base) {
+  auto countWrong = [&](float scale, float base) {
     std::size_t wrong = 0;
     for (std::size_t j = 0; j < flat.size(); ++j) wrong += flat[j] != base + scale * static_cast<float>(j % 7);
     return wrong;
   };
-  // Timed repeats of MPI_SUM grow the values, so the check is one more call on fresh inputs.
-  Row mpi = measure(s, {"mpi_total"}, [&] {
+  auto mpiSum = [&] {
     MPI_Allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  });
-  fillFlat();
-  MPI_Allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  mpi.wrong = flatWrong(static_cast<float>(n), static_cast<float>(n * (n - 1) / 2));
+  };
+  Row mpi = measure(s, {"mpi_total"}, mpiSum);
+  // Timed repeats of MPI_SUM grow the values, so the check is one more call on fresh inputs.
+  fill();
+  mpiSum();
+  mpi.wrong = countWrong(static_cast<float>(n), static_cast<float>(n * (n - 1) / 2));
   rows.push_back(mpi);
 
-  fillFlat();
+  fill();
   Row ring = measure(s, {"ring_total"}, [&] {
     comm.allreduce(flat.data(), flat.data(), flat.size(), DataType::kFloat32, ReduceOp::kAvg);
   });
-  ring.wrong = flatWrong(1.0f, (n - 1) / 2.0f);
+  ring.wrong = countWrong(1.0f, (n - 1) / 2.0f);
   rows.push_back(ring);
+}
 
-  grads.fill(rank);
-  Row perTensor = measure(s, {"per_tensor"}, [&] {
-    const auto& b = grads.buffers();
+Row runPerTensor(const Settings& s, Communicator& comm, Gradients& grads) {
+  grads.fill(comm.rank());
+  const auto& b = grads.buffers();
+  Row row = measure(s, {"per_tensor"}, [&] {
     for (std::size_t g = b.size(); g-- > 0;) comm.allreduce(b[g].data, b[g].data, b[g].count, b[g].type, ReduceOp::kAvg);
   });
-  perTensor.wrong = grads.countWrong(n, false);
-  perTensor.buckets = grads.buffers().size();
-  rows.push_back(perTensor);
+  row.wrong = grads.countWrong(comm.size(), false);
+  row.buckets = b.size();
+  return row;
+}
 
+Row runFused(const Settings& s, Communicator& comm, Gradients& grads, GradientAveragerOptions options, Row row) {
+  options.overlap = false;
+  grads.fill(comm.rank());
+  GradientAverager averager(comm, grads.buffers(), options);
+  row.buckets = averager.bucketCount();
+  row = measure(s, row, [&] { averager.averageAll(); });
+  row.wrong = grads.countWrong(comm.size(), false);
+  return row;
+}
+
+// Backward lasts `backward` seconds, spread over the tensors in proportion to their size and
+// produced last to first, the same schedule on every rank; each gradient is marked as it is made.
+Row runOverlapped(const Settings& s, Communicator& comm, Gradients& grads, GradientAveragerOptions options, Row row,
+                  double backward) {
+  options.overlap = true;
+  grads.fill(comm.rank());
+  GradientAverager averager(comm, grads.buffers(), options);
+  row.buckets = averager.bucketCount();
+  const auto& b = grads.buffers();
+  auto step = [&] {
+    const auto start = Clock::now();
+    std::size_t done = 0;
+    for (std::size_t g = b.size(); g-- > 0;) {
+      done += b[g].count;
+      const double at = backward * static_cast<double>(done) / static_cast<double>(grads.total());
+      std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
+      averager.markReady(g);
+    }
+    averager.synchronize();
+  };
+  row = measure(s, row, step, [&] { return averager.stats().lastSynchronizeSeconds; });
+  row.wrong = grads.countWrong(comm.size(), false);
+  if (!averager.overlapping()) row.mode = "overlap(off!)";
+  return row;
+}
+
+std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads) {
+  std::vector<Row> rows;
+  runTotals(s, comm, grads.total(), rows);
+  rows.push_back(runPerTensor(s, comm, grads));
   for (double bucket : s.bucketMiB)
     for (double first : s.firstBucketMiB) {
       GradientAveragerOptions options;
       options.bucketBytes = toBytes(bucket);
       options.firstBucketBytes = toBytes(first);
       options.compressFp16 = s.compress;
-      options.overlap = false;
-      grads.fill(rank);
-      GradientAverager fusedAverager(comm, grads.buffers(), options);
-      Row fused = measure(s, {"fused", mib(bucket), mib(first), fusedAverager.bucketCount()},
-                          [&] { fusedAverager.averageAll(); });
-      fused.wrong = grads.countWrong(n, false);
+      const Row fused = runFused(s, comm, grads, options, {"fused", mib(bucket), mib(first)});
       rows.push_back(fused);
-
-      options.overlap = true;
-      grads.fill(rank);
-      GradientAverager averager(comm, grads.buffers(), options);
-      // Backward as long as the fused communication, spread over the tensors in proportion to
-      // their size, produced last to first; the same schedule on every rank.
       const double backward = s.backwardMs > 0 ? s.backwardMs / 1e3 : fused.seconds;
-      const auto& b = grads.buffers();
-      Row overlap = measure(
-          s, {"overlap", mib(bucket), mib(first), averager.bucketCount()},
-          [&] {
-            const auto start = Clock::now();
-            std::size_t done = 0;
-            for (std::size_t g = b.size(); g-- > 0;) {
-              done += b[g].count;
-              const double at = backward * static_cast<double>(done) / static_cast<double>(grads.total());
-              std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
-              averager.markReady(g);
-            }
-            averager.synchronize();
-          },
-          [&] { return averager.stats().lastSynchronizeSeconds; });
-      overlap.wrong = grads.countWrong(n, false);
-      if (!averager.overlapping()) overlap.mode = "overlap(off!)";
-      rows.push_back(overlap);
+      rows.push_back(runOverlapped(s, comm, grads, options, {"overlap", mib(bucket), mib(first)}, backward));
     }
   return rows;
 }
@@ -302,6 +321,8 @@ int main(int argc, char** argv) {
   app.add_flag("--compress", s.compress, "fp16 on the wire");
   app.add_option("--backward-ms", s.backwardMs, "simulated backward duration (default: the fused time)");
   app.add_flag("--list-shapes", s.listShapes, "print the model's tensors and exit");
+  app.add_option("--scale-down", s.scaleDown, "divide every tensor's size by this (at least 1 element each)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<Tensor> model = resnet50();
@@ -317,15 +338,16 @@ int main(int argc, char** argv) {
       for (const Tensor& t : model) std::printf("%-32s %zu\n", t.name.c_str(), t.count());
     return 0;
   }
-  Gradients grads(model, s.arena);
+  Gradients grads(model, s.arena, s.scaleDown);
   if (comm.rank() == 0)
-    std::printf("# fusion_perf: ResNet-50, %zu float32 gradient tensors, %zu parameters (%.1f MB), %d ranks, "
-                "MPI thread level %s\n# %s\n", model.size(), total, total * 4 / 1e6, comm.size(),
+    std::printf("# fusion_perf: ResNet-50%s, %zu float32 gradient tensors, %zu parameters (%.1f MB), %d ranks, "
+                "MPI thread level %s\n# %s\n", s.scaleDown > 1 ? (" scaled down " + std::to_string(s.scaleDown) + "x").c_str() : "",
+                model.size(), grads.total(), static_cast<double>(grads.total()) * 4 / 1e6, comm.size(),
                 threadLevelName(comm.mpiThreadLevel()), comm.options().describe().c_str());
   const std::vector<Row> rows = runAll(s, comm, grads);
   std::size_t wrong = 0;
   for (const Row& r : rows) wrong += r.wrong;
-  if (comm.rank() == 0) print(rows, s, total, comm.size());
+  if (comm.rank() == 0) print(rows, s, grads.total(), comm.size());
   const bool anyWrong = slowestRank(static_cast<double>(wrong)) > 0;
   if (anyWrong && comm.rank() == 0) std::printf("# FAILED: wrong values\n");
   return anyWrong ? 1 : 0;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "mpi_check.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
@@ -13,6 +14,11 @@ HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
 
 void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
                          Deadline& deadline) {
+  begin(comm, mine, payload, payloadBytes);
+  complete(deadline);
+}
+
+void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
   if (payloadBytes > maxPayloadBytes_)
     throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
                           std::to_string(maxPayloadBytes_));
@@ -23,29 +29,55 @@ void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payl
   if (size_ == 1) return;
 
   // Receives first, so that incoming messages land in place rather than in MPI's unexpected queue.
-  const std::size_t peers = static_cast<std::size_t>(size_ - 1);
-  RequestGroup requests(comm, 2 * peers);
+  comm_ = comm;
+  requests_.emplace(comm, 2 * static_cast<std::size_t>(size_ - 1));
   std::size_t next = 0;
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
-    requests.recv(next++, slot(from), slotBytes_, from, kTagHeader);
+    requests_->recv(next++, slot(from), slotBytes_, from, kTagHeader);
   }
   for (int step = 1; step < size_; ++step) {
     const int to = (rank_ + step) % size_;
-    requests.send(next++, own, sizeof mine + payloadBytes, to, kTagHeader);
+    requests_->send(next++, own, sizeof mine + payloadBytes, to, kTagHeader);
   }
-  requests.waitAll(deadline);
+}
 
+void HeaderExchange::complete(Deadline& deadline) {
+  if (size_ == 1) return;
+  requests_->waitAll(deadline);
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
-    const std::size_t got = requests.receivedBytes(static_cast<std::size_t>(step - 1));
+    const std::size_t got = requests_->receivedBytes(static_cast<std::size_t>(step - 1));
     // A message shorter than a header can only come from a peer that is not speaking ringsync's
     // protocol on this communicator; report it instead of reading garbage.
     if (got < sizeof(CallHeader))
-      throw MismatchError(describeCall(mine) + ": rank " + std::to_string(from) + " sent a " +
+      throw MismatchError(describeCall(header(rank_)) + ": rank " + std::to_string(from) + " sent a " +
                           std::to_string(got) + "-byte header");
     payloadBytes_[static_cast<std::size_t>(from)] = got - sizeof(CallHeader);
   }
+  requests_.reset();
+  const int left = (rank_ - 1 + size_) % size_;
+  if ((header(left).flags & kFlagEarlyRingSend) && !(header(rank_).flags & kFlagEarlyRingSend))
+    discardEarlyRingSend(deadline);
+}
+
+// The left neighbour started a ring all-reduce early, but this rank is in another call and posted
+// no receive for it: take the message off the wire (any size) so it cannot match a later call.
+void HeaderExchange::discardEarlyRingSend(Deadline& deadline) {
+  const int left = (rank_ - 1 + size_) % size_;
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  int found = 0;
+  while (true) {
+    RINGSYNC_CHECK_MPI(MPI_Improbe(left, kTagRing, comm_, &found, &message, &status));
+    if (found) break;
+    deadline.idle([left] { return std::vector<int>{left}; });
+  }
+  int bytes = 0;
+  RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  std::vector<std::byte> sink(static_cast<std::size_t>(bytes) + 1);
+  RINGSYNC_CHECK_MPI(MPI_Mrecv(sink.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+  deadline.progressed();
 }
 
 const CallHeader& HeaderExchange::header(int r) const {

@@ -30,137 +30,135 @@
 #include <string>
 
 #include "reduce_kernels.h"
-#include "ring_geometry.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
 namespace {
-
 int wrap(int value, int size) { return ((value % size) + size) % size; }
-
-class RingPipeline {
- public:
-  RingPipeline(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t count,
-               DataType type, ReduceOp op, const RingConfig& config, ScratchBuffer& scratch)
-      : rank_(rank), size_(size), left_(wrap(rank - 1, size)), right_(wrap(rank + 1, size)),
-        send_(static_cast<const std::byte*>(send)), recv_(static_cast<std::byte*>(recv)),
-        type_(type), op_(op), elementBytes_(dataTypeSize(type)),
-        geometry_(count, size, elementBytes_, config.segmentBytes),
-        segments_(geometry_.segmentsPerChunk()), depth_(static_cast<std::size_t>(config.depth)),
-        reduceScatterUnits_(static_cast<std::size_t>(size - 1) * segments_),
-        totalUnits_(2 * reduceScatterUnits_), scratch_(scratch), requests_(comm, 2 * depth_) {
-    slotBytes_ = config.segmentBytes;
-  }
-
-  void run(Deadline& deadline) {
-    while (recvDone_ < totalUnits_ || sendDone_ < totalUnits_) {
-      bool progressed = postReceives() | postSends();
-      if (recvDone_ < recvPosted_ && requests_.test(recvSlot(recvDone_))) {
-        finishReceive(recvDone_++);
-        progressed = true;
-      }
-      while (sendDone_ < sendPosted_ && requests_.test(sendSlot(sendDone_))) {
-        ++sendDone_;
-        progressed = true;
-      }
-      if (progressed) {
-        deadline.progressed();
-      } else {
-        deadline.idle([this] { return requests_.pendingPeers(); });
-      }
-    }
-  }
-
- private:
-  std::size_t step(std::size_t unit) const { return unit / segments_; }
-  std::size_t segmentOf(std::size_t unit) const { return unit % segments_; }
-  std::size_t recvSlot(std::size_t unit) const { return unit % depth_; }
-  std::size_t sendSlot(std::size_t unit) const { return depth_ + unit % depth_; }
-  bool inReduceScatter(std::size_t unit) const { return unit < reduceScatterUnits_; }
-
-  int sendChunk(std::size_t t) const {
-    const int s = static_cast<int>(t);
-    return s < size_ - 1 ? wrap(rank_ - s, size_) : wrap(rank_ + 1 - (s - (size_ - 1)), size_);
-  }
-  int recvChunk(std::size_t t) const {
-    const int s = static_cast<int>(t);
-    return s < size_ - 1 ? wrap(rank_ - s - 1, size_) : wrap(rank_ - (s - (size_ - 1)), size_);
-  }
-  ElementRange sendRange(std::size_t unit) const { return geometry_.segment(sendChunk(step(unit)), segmentOf(unit)); }
-  ElementRange recvRange(std::size_t unit) const { return geometry_.segment(recvChunk(step(unit)), segmentOf(unit)); }
-  std::byte* scratchSlot(std::size_t unit) { return scratch_.data() + recvSlot(unit) * slotBytes_; }
-
-  bool postReceives() {
-    bool posted = false;
-    while (recvPosted_ < totalUnits_ && recvPosted_ < recvDone_ + depth_) {
-      const std::size_t unit = recvPosted_;
-      // An all-gather segment overwrites the region this rank sent at step (t - (n-1)); that
-      // send must have left before the region is reused (it is the same region when in place).
-      if (!inReduceScatter(unit) && sendDone_ <= unit - reduceScatterUnits_) break;
-      const ElementRange range = recvRange(unit);
-      if (range.count > 0) {
-        void* target = inReduceScatter(unit) ? static_cast<void*>(scratchSlot(unit))
-                                             : static_cast<void*>(recv_ + range.begin * elementBytes_);
-        requests_.recv(recvSlot(unit), target, range.count * elementBytes_, left_, kTagRing);
-      }
-      ++recvPosted_;
-      posted = true;
-    }
-    return posted;
-  }
-
-  bool postSends() {
-    bool posted = false;
-    while (sendPosted_ < totalUnits_ && sendPosted_ < sendDone_ + depth_) {
-      const std::size_t unit = sendPosted_;
-      // Step t sends what step t-1 received (and reduced) for the same segment.
-      if (step(unit) > 0 && recvDone_ <= unit - segments_) break;
-      const ElementRange range = sendRange(unit);
-      if (range.count > 0) {
-        const std::byte* source = step(unit) == 0 ? send_ : recv_;
-        requests_.send(sendSlot(unit), source + range.begin * elementBytes_, range.count * elementBytes_, right_,
-                       kTagRing);
-      }
-      ++sendPosted_;
-      posted = true;
-    }
-    return posted;
-  }
-
-  void finishReceive(std::size_t unit) {
-    const ElementRange range = recvRange(unit);
-    if (range.count == 0) return;
-    const std::size_t expected = range.count * elementBytes_;
-    if (requests_.receivedBytes(recvSlot(unit)) != expected)
-      throw MismatchError("ring received " + std::to_string(requests_.receivedBytes(recvSlot(unit))) +
-                          " bytes from rank " + std::to_string(left_) + ", expected " + std::to_string(expected) +
-                          " (ranks disagree about the call; RINGSYNC_CHECK=1 names them)");
-    if (!inReduceScatter(unit)) return;  // all-gather data landed in place
-    const std::size_t offset = range.begin * elementBytes_;
-    const bool lastStep = step(unit) == static_cast<std::size_t>(size_ - 2);
-    if (lastStep && op_ == ReduceOp::kAvg) {
-      // The chunk this rank owns is now complete: divide once, before the all-gather copies it.
-      sumAndDivideElements(recv_ + offset, send_ + offset, scratchSlot(unit), range.count, type_, size_);
-    } else {
-      reduceElements(recv_ + offset, send_ + offset, scratchSlot(unit), range.count, type_, op_);
-    }
-  }
-
-  int rank_, size_, left_, right_;
-  const std::byte* send_;
-  std::byte* recv_;
-  DataType type_;
-  ReduceOp op_;
-  std::size_t elementBytes_;
-  RingGeometry geometry_;
-  std::size_t segments_, depth_, reduceScatterUnits_, totalUnits_;
-  std::size_t slotBytes_ = 0;
-  ScratchBuffer& scratch_;
-  RequestGroup requests_;
-  std::size_t recvPosted_ = 0, recvDone_ = 0, sendPosted_ = 0, sendDone_ = 0;
-};
-
 }  // namespace
+
+RingAllreduce::RingAllreduce(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t count,
+                             DataType type, ReduceOp op, const RingConfig& config, ScratchBuffer& scratch)
+    : rank_(rank), size_(size), left_(wrap(rank - 1, size)), right_(wrap(rank + 1, size)),
+      send_(static_cast<const std::byte*>(send)), recv_(static_cast<std::byte*>(recv)), type_(type), op_(op),
+      elementBytes_(dataTypeSize(type)), geometry_(count, size, elementBytes_, config.segmentBytes),
+      segments_(geometry_.segmentsPerChunk()), depth_(static_cast<std::size_t>(config.depth)),
+      reduceScatterUnits_(static_cast<std::size_t>(size - 1) * segments_), totalUnits_(2 * reduceScatterUnits_),
+      slotBytes_(config.segmentBytes), scratch_(scratch), requests_(comm, 2 * depth_) {
+  scratch_.reserve(depth_ * slotBytes_);
+}
+
+void RingAllreduce::startEarly() {
+  // Unit 0 whatever its size, so that a neighbour can tell from the flag alone that one message
+  // is coming. The receive takes a whole slot: a peer in a mismatched call may send another size.
+  requests_.recv(recvSlot(0), scratchSlot(0), slotBytes_, left_, kTagRing);
+  const ElementRange range = sendRange(0);
+  requests_.send(sendSlot(0), send_ + range.begin * elementBytes_, range.count * elementBytes_, right_, kTagRing);
+  recvPosted_ = sendPosted_ = 1;
+}
+
+void RingAllreduce::withdrawEarly(bool leftSentEarly, Deadline& deadline) {
+  if (leftSentEarly) {
+    requests_.waitDiscarding(recvSlot(0), deadline);
+  } else {
+    requests_.cancel(recvSlot(0));
+  }
+  requests_.wait(sendSlot(0), deadline);  // the right neighbour receives or discards it
+  recvPosted_ = recvDone_ = sendPosted_ = sendDone_ = totalUnits_;
+}
+
+void RingAllreduce::run(Deadline& deadline) {
+  while (recvDone_ < totalUnits_ || sendDone_ < totalUnits_) {
+    bool progressed = postReceives() | postSends();
+    if (recvDone_ < recvPosted_ && requests_.test(recvSlot(recvDone_))) {
+      finishReceive(recvDone_++);
+      progressed = true;
+    }
+    while (sendDone_ < sendPosted_ && requests_.test(sendSlot(sendDone_))) {
+      ++sendDone_;
+      progressed = true;
+    }
+    if (progressed) {
+      deadline.progressed();
+    } else {
+      deadline.idle([this] { return requests_.pendingPeers(); });
+    }
+  }
+}
+
+int RingAllreduce::sendChunk(std::size_t t) const {
+  const int s = static_cast<int>(t);
+  return s < size_ - 1 ? wrap(rank_ - s, size_) : wrap(rank_ + 1 - (s - (size_ - 1)), size_);
+}
+
+int RingAllreduce::recvChunk(std::size_t t) const {
+  const int s = static_cast<int>(t);
+  return s < size_ - 1 ? wrap(rank_ - s - 1, size_) : wrap(rank_ - (s - (size_ - 1)), size_);
+}
+
+ElementRange RingAllreduce::sendRange(std::size_t unit) const {
+  return geometry_.segment(sendChunk(step(unit)), segmentOf(unit));
+}
+
+ElementRange RingAllreduce::recvRange(std::size_t unit) const {
+  return geometry_.segment(recvChunk(step(unit)), segmentOf(unit));
+}
+
+bool RingAllreduce::postReceives() {
+  bool posted = false;
+  while (recvPosted_ < totalUnits_ && recvPosted_ < recvDone_ + depth_) {
+    const std::size_t unit = recvPosted_;
+    // An all-gather segment overwrites the region this rank sent at step (t - (n-1)); that
+    // send must have left before the region is reused (it is the same region when in place).
+    if (!inReduceScatter(unit) && sendDone_ <= unit - reduceScatterUnits_) break;
+    const ElementRange range = recvRange(unit);
+    if (range.count > 0) {
+      void* target = inReduceScatter(unit) ? static_cast<void*>(scratchSlot(unit))
+                                           : static_cast<void*>(recv_ + range.begin * elementBytes_);
+      requests_.recv(recvSlot(unit), target, range.count * elementBytes_, left_, kTagRing);
+    }
+    ++recvPosted_;
+    posted = true;
+  }
+  return posted;
+}
+
+bool RingAllreduce::postSends() {
+  bool posted = false;
+  while (sendPosted_ < totalUnits_ && sendPosted_ < sendDone_ + depth_) {
+    const std::size_t unit = sendPosted_;
+    // Step t sends what step t-1 received (and reduced) for the same segment.
+    if (step(unit) > 0 && recvDone_ <= unit - segments_) break;
+    const ElementRange range = sendRange(unit);
+    if (range.count > 0) {
+      const std::byte* source = step(unit) == 0 ? send_ : recv_;
+      requests_.send(sendSlot(unit), source + range.begin * elementBytes_, range.count * elementBytes_, right_,
+                     kTagRing);
+    }
+    ++sendPosted_;
+    posted = true;
+  }
+  return posted;
+}
+
+void RingAllreduce::finishReceive(std::size_t unit) {
+  const ElementRange range = recvRange(unit);
+  if (range.count == 0) return;  // nothing was posted (or, for an early unit 0, nothing expected)
+  const std::size_t expected = range.count * elementBytes_;
+  if (requests_.receivedBytes(recvSlot(unit)) != expected)
+    throw MismatchError("ring received " + std::to_string(requests_.receivedBytes(recvSlot(unit))) +
+                        " bytes from rank " + std::to_string(left_) + ", expected " + std::to_string(expected) +
+                        " (ranks disagree about the call; RINGSYNC_CHECK=1 names them)");
+  if (!inReduceScatter(unit)) return;  // all-gather data landed in place
+  const std::size_t offset = range.begin * elementBytes_;
+  const bool lastStep = step(unit) == static_cast<std::size_t>(size_ - 2);
+  if (lastStep && op_ == ReduceOp::kAvg) {
+    // The chunk this rank owns is now complete: divide once, before the all-gather copies it.
+    sumAndDivideElements(recv_ + offset, send_ + offset, scratchSlot(unit), range.count, type_, size_);
+  } else {
+    reduceElements(recv_ + offset, send_ + offset, scratchSlot(unit), range.count, type_, op_);
+  }
+}
 
 void ringAllreduce(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t count,
                    DataType type, ReduceOp op, const RingConfig& config, ScratchBuffer& scratch,
@@ -169,9 +167,8 @@ void ringAllreduce(MPI_Comm comm, int rank, int size, const void* send, void* re
     if (send != recv && count > 0) std::memcpy(recv, send, count * dataTypeSize(type));
     return;  // kAvg over one rank divides by 1
   }
-  scratch.reserve(static_cast<std::size_t>(config.depth) * config.segmentBytes);
-  RingPipeline pipeline(comm, rank, size, send, recv, count, type, op, config, scratch);
-  pipeline.run(deadline);
+  RingAllreduce ring(comm, rank, size, send, recv, count, type, op, config, scratch);
+  ring.run(deadline);
 }
 
 }  // namespace ringsync::detail

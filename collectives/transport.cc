@@ -55,53 +55,58 @@ void Deadline::checkClock(const std::vector<int>& peers) {
 }
 
 RequestGroup::RequestGroup(MPI_Comm comm, std::size_t capacity)
-    : comm_(comm), requests_(capacity, MPI_REQUEST_NULL), peers_(capacity, -1), isRecv_(capacity, false),
-      received_(capacity, 0) {}
+    : comm_(comm), capacity_(capacity),
+      heap_(capacity > kInlineSlots ? std::make_unique<Slot[]>(capacity) : nullptr),
+      slots_(heap_ ? heap_.get() : inline_.data()) {}
 
 RequestGroup::~RequestGroup() {
-  for (std::size_t slot = 0; slot < requests_.size(); ++slot) {
-    if (requests_[slot] == MPI_REQUEST_NULL) continue;
+  for (std::size_t slot = 0; slot < capacity_; ++slot) {
+    Slot& s = slots_[slot];
+    if (s.request == MPI_REQUEST_NULL) continue;
     // An abandoned receive may still be matched later; the communicator is aborted by then and
     // keeps its scratch memory alive, so a late write cannot land in freed memory we own.
-    if (isRecv_[slot]) MPI_Cancel(&requests_[slot]);
-    MPI_Request_free(&requests_[slot]);
+    if (s.isRecv) MPI_Cancel(&s.request);
+    MPI_Request_free(&s.request);
   }
 }
 
 void RequestGroup::send(std::size_t slot, const void* data, std::size_t bytes, int peer, int tag) {
-  RINGSYNC_CHECK_MPI(MPI_Isend(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &requests_[slot]));
-  peers_[slot] = peer;
-  isRecv_[slot] = false;
+  Slot& s = slots_[slot];
+  RINGSYNC_CHECK_MPI(MPI_Isend(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &s.request));
+  s.peer = peer;
+  s.isRecv = false;
 }
 
 void RequestGroup::recv(std::size_t slot, void* data, std::size_t bytes, int peer, int tag) {
-  RINGSYNC_CHECK_MPI(MPI_Irecv(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &requests_[slot]));
-  peers_[slot] = peer;
-  isRecv_[slot] = true;
-  received_[slot] = 0;
+  Slot& s = slots_[slot];
+  RINGSYNC_CHECK_MPI(MPI_Irecv(data, toMpiCount(bytes), MPI_BYTE, peer, tag, comm_, &s.request));
+  s.peer = peer;
+  s.isRecv = true;
+  s.received = 0;
 }
 
 bool RequestGroup::test(std::size_t slot) {
-  if (requests_[slot] == MPI_REQUEST_NULL) return true;
+  Slot& s = slots_[slot];
+  if (s.request == MPI_REQUEST_NULL) return true;
   int done = 0;
   MPI_Status status;
-  RINGSYNC_CHECK_MPI(MPI_Test(&requests_[slot], &done, &status));
-  if (done && isRecv_[slot]) {
+  RINGSYNC_CHECK_MPI(MPI_Test(&s.request, &done, &status));
+  if (done && s.isRecv) {
     int count = 0;
     RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &count));
-    received_[slot] = static_cast<std::size_t>(count);
+    s.received = static_cast<std::size_t>(count);
   }
   return done != 0;
 }
 
 void RequestGroup::wait(std::size_t slot, Deadline& deadline) {
-  while (!test(slot)) deadline.idle([&] { return std::vector<int>{peers_[slot]}; });
+  while (!test(slot)) deadline.idle([&] { return std::vector<int>{slots_[slot].peer}; });
   deadline.progressed();
 }
 
 void RequestGroup::waitAll(Deadline& deadline) {
   std::size_t next = 0;
-  while (next < requests_.size()) {
+  while (next < capacity_) {
     if (test(next)) {
       ++next;
       deadline.progressed();
@@ -111,10 +116,38 @@ void RequestGroup::waitAll(Deadline& deadline) {
   }
 }
 
+void RequestGroup::waitDiscarding(std::size_t slot, Deadline& deadline) {
+  Slot& s = slots_[slot];
+  while (s.request != MPI_REQUEST_NULL) {
+    int done = 0;
+    const int code = MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
+    int errorClass = MPI_SUCCESS;
+    if (code != MPI_SUCCESS) MPI_Error_class(code, &errorClass);
+    if (errorClass == MPI_ERR_TRUNCATE) {
+      // Open MPI leaves a request that completed with an error allocated: release it here.
+      if (s.request != MPI_REQUEST_NULL) MPI_Request_free(&s.request);
+      s.request = MPI_REQUEST_NULL;
+      break;
+    }
+    RINGSYNC_CHECK_MPI(code);
+    if (!done) deadline.idle([&] { return std::vector<int>{s.peer}; });
+  }
+  deadline.progressed();
+}
+
+void RequestGroup::cancel(std::size_t slot) {
+  Slot& s = slots_[slot];
+  if (s.request == MPI_REQUEST_NULL) return;
+  RINGSYNC_CHECK_MPI(MPI_Cancel(&s.request));
+  // Cancelling a receive is local: the wait returns at once, cancelled or (if a message had
+  // already matched) complete.
+  RINGSYNC_CHECK_MPI(MPI_Wait(&s.request, MPI_STATUS_IGNORE));
+}
+
 std::vector<int> RequestGroup::pendingPeers() {
   std::vector<int> peers;
-  for (std::size_t slot = 0; slot < requests_.size(); ++slot)
-    if (!test(slot)) peers.push_back(peers_[slot]);
+  for (std::size_t slot = 0; slot < capacity_; ++slot)
+    if (!test(slot)) peers.push_back(slots_[slot].peer);
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;

@@ -6,9 +6,11 @@
 // (an exception unwinding the algorithm) is cancelled where MPI allows and released.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,8 @@ class Deadline {
   unsigned idleRounds_ = 0;
 };
 
+// A fixed number of request slots. Up to kInlineSlots live inside the object, so the ring, the
+// header exchange and the broadcast allocate nothing per call (a heap block only for more peers).
 class RequestGroup {
  public:
   RequestGroup(MPI_Comm comm, std::size_t capacity);
@@ -64,26 +68,40 @@ class RequestGroup {
 
   // True once slot's transfer has completed (or the slot was never used). Never blocks.
   bool test(std::size_t slot);
-  bool active(std::size_t slot) const { return requests_[slot] != MPI_REQUEST_NULL; }
+  bool active(std::size_t slot) const { return slots_[slot].request != MPI_REQUEST_NULL; }
   // Bytes a completed receive actually got (a peer may send less than the buffer holds).
-  std::size_t receivedBytes(std::size_t slot) const { return received_[slot]; }
+  std::size_t receivedBytes(std::size_t slot) const { return slots_[slot].received; }
 
   // Wait for one slot / every slot, polling under the deadline.
   void wait(std::size_t slot, Deadline& deadline);
   void waitAll(Deadline& deadline);
 
+  // For a receive posted before the call was known to match (see RingAllreduce::startEarly):
+  // wait until whatever the peer sent has been consumed, accepting a message longer than the
+  // buffer (MPI_ERR_TRUNCATE) as consumed too; or withdraw a receive no message will match.
+  void waitDiscarding(std::size_t slot, Deadline& deadline);
+  void cancel(std::size_t slot);
+
   // Peers of the transfers still in flight (for timeout messages), ascending, no duplicates.
   // Tests every active slot first: waits go slot by slot, so later slots may have completed
   // without being tested, and naming their peers would blame ranks that did answer.
   std::vector<int> pendingPeers();
-  std::size_t capacity() const { return requests_.size(); }
+  std::size_t capacity() const { return capacity_; }
 
  private:
+  struct Slot {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int peer = -1;
+    bool isRecv = false;
+    std::size_t received = 0;
+  };
+  static constexpr std::size_t kInlineSlots = 16;
+
   MPI_Comm comm_;
-  std::vector<MPI_Request> requests_;
-  std::vector<int> peers_;
-  std::vector<bool> isRecv_;
-  std::vector<std::size_t> received_;
+  std::size_t capacity_;
+  std::array<Slot, kInlineSlots> inline_;
+  std::unique_ptr<Slot[]> heap_;
+  Slot* slots_;
 };
 
 }  // namespace ringsync::detail

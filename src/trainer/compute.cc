@@ -5,7 +5,7 @@
 namespace ringsync::trainer {
 
 std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayout& layout, std::size_t maxRows,
-                                                 int threads, int localRank, const GpuHooks* gpu) {
+                                                 int threads, int gpuIndex, const GpuHooks* gpu) {
   if (device == Device::kCpu) return makeCpuEngine(layout, maxRows, threads);
   const int gpus = gpu && gpu->deviceCount ? gpu->deviceCount() : 0;
   if (gpus == 0) {
@@ -13,7 +13,7 @@ std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayou
     throw BackendError(gpu ? "--device gpu: no usable CUDA device on this node (cudaGetDeviceCount reports none)"
                            : "--device gpu: ringsync-train was built without CUDA");
   }
-  return gpu->makeEngine(layout, maxRows, localRank % gpus);
+  return gpu->makeEngine(layout, maxRows, gpuIndex % gpus);
 }
 
 }  // namespace ringsync::trainer

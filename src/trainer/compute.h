@@ -66,8 +66,8 @@ struct GpuHooks {
 };
 
 // Resolves --device: cpu; gpu (BackendError when there are no hooks or no GPU); auto picks gpu
-// when the hooks report a GPU, else cpu. `localRank` picks the GPU (localRank % count).
+// when the hooks report a GPU, else cpu. The GPU is `gpuIndex` % (GPUs on the node).
 std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayout& layout, std::size_t maxRows,
-                                                 int threads, int localRank, const GpuHooks* gpu);
+                                                 int threads, int gpuIndex, const GpuHooks* gpu);
 
 }  // namespace ringsync::trainer

@@ -137,6 +137,15 @@ ImportedArray fromNdarray(nb::ndarray<> a, const char* call, const char* name, s
 }  // namespace
 
 ImportedArray importArray(nb::handle object, const char* call, const char* name) {
+  BufferArray fast;
+  if (importBuffer(object.ptr(), fast)) {
+    ImportedArray out;
+    out.buffer = std::move(fast.buffer);
+    out.data = fast.data;
+    out.count = fast.count;
+    out.type = fast.type;
+    return out;
+  }
   nb::ndarray<> array;
   if (nb::try_cast(object, array, false)) return fromNdarray(std::move(array), call, name);
   if (isMlDtypesBfloat16(object)) {

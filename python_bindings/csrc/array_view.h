@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include "buffer_import.h"
 #include "ringsync/types.h"
 
 struct CUstream_st;
@@ -17,9 +18,11 @@ namespace ringsync::python {
 
 namespace nb = nanobind;
 
-// An imported array. Holding it keeps the exporter's memory alive, also while the GIL is released.
+// An imported array. Holding it keeps the exporter's memory alive, also while the GIL is released;
+// destroy it with the GIL held.
 struct ImportedArray {
-  nb::ndarray<> array;
+  HeldBuffer buffer;   // the buffer-protocol fast path, or
+  nb::ndarray<> array; // DLPack (or nanobind's own buffer-protocol import)
   void* data = nullptr;
   std::size_t count = 0;
   DataType type = DataType::kFloat32;

@@ -60,6 +60,7 @@ def test_options_round_trip(comm):
 def test_the_gil_is_released_while_a_collective_waits(comm):
     """Rank 0 enters late; the others wait in allreduce on a thread while their main thread runs Python."""
     x = np.ones(4, dtype=np.float32)
+    comm.barrier()  # start together, so rank 0's delay is what the others wait for
     if comm.rank == 0:
         time.sleep(0.5)
         comm.allreduce(x)

@@ -22,6 +22,7 @@ BAD_ARRAYS = [
     ("read-only numpy", lambda: read_only(np.arange(8, dtype=np.float32)), ["read-only"]),
     ("bytes", lambda: b"abcd", ["read-only"]),
     ("strided slice", lambda: np.arange(16, dtype=np.float32)[::2], ["not C-contiguous", "strides=(2)"]),
+    ("reversed", lambda: np.arange(8, dtype=np.float64)[::-1], ["not C-contiguous", "strides=(-1)"]),
     ("column slice", lambda: two_d()[:, 1:3], ["not C-contiguous", "shape=(3, 2)"]),
     ("Fortran order", lambda: np.asfortranarray(two_d()), ["not C-contiguous"]),
     ("transpose", lambda: two_d().T, ["not C-contiguous"]),

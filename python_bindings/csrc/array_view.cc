@@ -37,9 +37,9 @@ std::string dtypeText(dl::dtype t) {
     case dl::dtype_code::Bool: return "bool";
     default: break;
   }
-  std::string text = prefix + std::to_string(t.bits);
-  if (t.lanes != 1) text += "x" + std::to_string(t.lanes);
-  return text;
+  std::string described = prefix + std::to_string(t.bits);
+  if (t.lanes != 1) described += "x" + std::to_string(t.lanes);
+  return described;
 }
 
 // The ringsync type of a DLPack dtype, or InvalidArgument saying what to do instead.

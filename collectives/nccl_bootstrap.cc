@@ -76,13 +76,16 @@ void waitFor(MPI_Request& request, const NcclBootstrapInputs& in, const char* wh
 }
 
 std::vector<ProbeRecord> allgatherRecords(const NcclBootstrapInputs& in, const ProbeRecord& mine, const char* what) {
-  auto all = std::make_unique<std::vector<ProbeRecord>>(static_cast<std::size_t>(in.size));
-  auto sent = std::make_unique<ProbeRecord>(mine);
+  struct Buffers {
+    ProbeRecord sent;
+    std::vector<ProbeRecord> received;
+  };
+  auto buffers = std::make_unique<Buffers>(Buffers{mine, std::vector<ProbeRecord>(static_cast<std::size_t>(in.size))});
   MPI_Request request = MPI_REQUEST_NULL;
-  RINGSYNC_CHECK_MPI(MPI_Iallgather(sent.get(), sizeof(ProbeRecord), MPI_BYTE, all->data(), sizeof(ProbeRecord),
-                                    MPI_BYTE, in.comm, &request));
-  waitFor(request, in, what, all);
-  return *all;
+  RINGSYNC_CHECK_MPI(MPI_Iallgather(&buffers->sent, sizeof(ProbeRecord), MPI_BYTE, buffers->received.data(),
+                                    sizeof(ProbeRecord), MPI_BYTE, in.comm, &request));
+  waitFor(request, in, what, buffers);
+  return buffers->received;
 }
 
 std::string uuidText(const unsigned char* uuid) {

@@ -127,14 +127,23 @@ allreduce_sweep() {
   return "${PIPESTATUS[0]}"
 }
 
+# fusion_perf on device buffers: fused vs per-tensor vs overlapped. FUSION_ARGS selects device
+# buffers with whatever flag fusion_perf has for it (its --help is saved next to the results).
 stage_fusion() {
   need_build || return 1
   [[ -x $BUILD/bin/fusion_perf ]] || { echo "fusion_perf was not built"; return 1; }
   "$BUILD/bin/fusion_perf" --help >"$OUT/fusion_perf-help.txt" 2>&1
-  # Flags per bench/fusion_perf --help; FUSION_ARGS overrides the device choice if it differs.
-  MPIEXEC_TIMEOUT=280 mpirun -np 1 "$BUILD/bin/fusion_perf" ${FUSION_ARGS:---device gpu} | tee "$OUT/fusion-np1.txt"
+  local args=${FUSION_ARGS:-}
+  if [[ -z $args ]]; then
+    grep -q -- "--device" "$OUT/fusion_perf-help.txt" || {
+      echo "fusion_perf has no --device option (see fusion_perf-help.txt): set FUSION_ARGS to its device-buffer flag"
+      return 1
+    }
+    args="--device gpu"
+  fi
+  MPIEXEC_TIMEOUT=280 mpirun -np 1 "$BUILD/bin/fusion_perf" $args | tee "$OUT/fusion-np1.txt"
   local rc=${PIPESTATUS[0]}
-  MPIEXEC_TIMEOUT=280 mpirun -np 2 "$BUILD/bin/fusion_perf" ${FUSION_ARGS:---device gpu} | tee "$OUT/fusion-np2.txt"
+  MPIEXEC_TIMEOUT=280 mpirun -np 2 "$BUILD/bin/fusion_perf" $args | tee "$OUT/fusion-np2.txt"
   [[ $rc -eq 0 && ${PIPESTATUS[0]} -eq 0 ]]
 }
 

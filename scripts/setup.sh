@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what ringsync needs on a fresh Debian 12 machine (idempotent, quick when done):
 # Open MPI, Catch2 v2, OpenBLAS, CLI11, zlib, Fashion-MNIST from Debian; nanobind,
-# scikit-build-core, numpy, pytest, matplotlib from PyPI. CUDA is optional and never installed here.
+# scikit-build-core, numpy, pytest, matplotlib, ml_dtypes (bfloat16 arrays) and mpi4py (optional
+# communicator interop, tested) from PyPI. CUDA is optional and never installed here.
 set -euo pipefail
 
 APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev catch2 libopenblas-dev
               libcli11-dev zlib1g-dev dataset-fashion-mnist iproute2)
-PIP_PACKAGES=(nanobind scikit-build-core numpy pytest matplotlib)
+PIP_PACKAGES=(nanobind scikit-build-core numpy pytest matplotlib ml_dtypes mpi4py)
 
 missing=()
 for package in "${APT_PACKAGES[@]}"; do

@@ -1,0 +1,65 @@
+// The MPI side of the NCCL bootstrap (collectives/nccl_bootstrap.cc), on any machine: ranks that
+// cannot use NCCL make every rank decline it with the same reason (so no rank sends a collective
+// through NCCL while another takes the host ring), and a rank that never joins the bootstrap is a
+// TimeoutError rather than a hang. Ranks without a device make no CUDA or NCCL call here.
+#include <catch2/catch.hpp>
+
+#include <mpi.h>
+
+#include <string>
+
+#include "collectives/nccl_communicator.h"
+#include "ringsync/ringsync.h"
+#include "support/test_support.h"
+
+using namespace ringsync;
+
+namespace {
+
+detail::NcclBootstrapInputs withoutDevice(MPI_Comm comm, double timeoutSeconds) {
+  detail::NcclBootstrapInputs in{comm, test::worldRank(), test::worldSize(), -1, {}, timeoutSeconds};
+  in.deviceWhy = "no device on rank " + std::to_string(in.rank);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("nccl bootstrap: every rank declines with the first failing rank's reason", "[nccl-bootstrap]") {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  std::string why;
+  const auto nccl = detail::bootstrapNccl(withoutDevice(comm, 30), &why);
+  INFO(why);
+  REQUIRE(test::allRanks(nccl == nullptr && why == "rank 0: no device on rank 0"));
+  MPI_Comm_free(&comm);
+}
+
+TEST_CASE("nccl bootstrap: a rank that never joins is a TimeoutError, not a hang", "[nccl-bootstrap]") {
+  if (test::worldSize() < 2) {
+    WARN("needs 2 ranks");
+    return;
+  }
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  std::string outcome = "ok";
+  if (test::worldRank() == 0) {
+    try {
+      std::string why;
+      detail::bootstrapNccl(withoutDevice(comm, 0.3), &why);
+      outcome = "no timeout";
+    } catch (const TimeoutError& error) {
+      const std::string text = error.what();
+      if (text.find("NCCL bootstrap") == std::string::npos || text.find("RINGSYNC_TIMEOUT_SECONDS") == std::string::npos)
+        outcome = "unexpected message: " + text;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);  // join only after rank 0 gave up; completes its abandoned exchange
+    std::string why;
+    if (detail::bootstrapNccl(withoutDevice(comm, 30), &why) != nullptr || why.rfind("rank 0: ", 0) != 0)
+      outcome = "late joiner got: " + why;
+  }
+  INFO(outcome);
+  REQUIRE(test::allRanks(outcome == "ok"));
+  MPI_Comm_free(&comm);
+}

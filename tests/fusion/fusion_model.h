@@ -52,7 +52,7 @@ class Model {
     for (std::size_t g = 0; g < layers_.size(); ++g) {
       TypedBuffer values(layers_[g].type, layers_[g].count);
       for (std::size_t i = 0; i < values.count(); ++i) values.set(i, inputValue(op, values.type(), rank, index(g, i, step)));
-      std::memcpy(pointers_[g], values.data(), values.bytes());
+      if (values.bytes() > 0) std::memcpy(pointers_[g], values.data(), values.bytes());
     }
   }
 
@@ -60,7 +60,7 @@ class Model {
   std::string check(int ranks, int step, ReduceOp op) const {
     for (std::size_t g = 0; g < layers_.size(); ++g) {
       TypedBuffer values(layers_[g].type, layers_[g].count);
-      std::memcpy(values.data(), pointers_[g], values.bytes());
+      if (values.bytes() > 0) std::memcpy(values.data(), pointers_[g], values.bytes());
       for (std::size_t i = 0; i < values.count(); ++i) {
         const double want = roundToType(values.type(), expectedValue(op, values.type(), ranks, index(g, i, step)));
         if (values.get(i) != want)
@@ -76,7 +76,7 @@ class Model {
     std::vector<std::uint8_t> out;
     for (std::size_t g = 0; g < layers_.size(); ++g) {
       const auto* p = static_cast<const std::uint8_t*>(pointers_[g]);
-      out.insert(out.end(), p, p + layers_[g].count * dataTypeSize(layers_[g].type));
+      if (layers_[g].count > 0) out.insert(out.end(), p, p + layers_[g].count * dataTypeSize(layers_[g].type));
     }
     return out;
   }

@@ -44,6 +44,8 @@ if(RINGSYNC_BUILD_TESTS)
     -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -d half -o avg --compare mpi)
   ringsync_add_perf_test(bench_allreduce_int8_max_mpi.np2 allreduce_perf
     -b 1 -e 64K -f 16 -n 2 -w 1 -c 1 -d int8 -o max --backend mpi)
+  ringsync_add_perf_test(bench_allreduce_nocheck.np2 allreduce_perf
+    -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 --compare nocheck)
   ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
     -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
 endif()

@@ -47,12 +47,12 @@ void convert(const RawArgs& raw, const PerfToolTraits& traits, PerfArgs& args) {
   if (!op) throw std::invalid_argument("-o " + raw.op + ": unknown op");
   args.op = *op;
   args.backend = parseBackend(raw.backend);
-  if (!raw.compare.empty() && raw.compare != "mpi")
-    throw std::invalid_argument("--compare " + raw.compare + ": only 'mpi' is supported");
-  args.compareMpi = raw.compare == "mpi";
-  if (args.compareMpi && args.backend == PerfBackend::kMpi)
-    throw std::invalid_argument("--compare mpi with --backend mpi would compare MPI with itself");
-  if (args.compareMpi && onDevice(args.backend))
+  if (raw.compare == "mpi") args.compare = PerfCompare::kMpi;
+  else if (raw.compare == "nocheck") args.compare = PerfCompare::kNoCheck;
+  else if (!raw.compare.empty()) throw std::invalid_argument("--compare " + raw.compare + ": expected mpi or nocheck");
+  if (args.compare != PerfCompare::kNone && args.backend == PerfBackend::kMpi)
+    throw std::invalid_argument("--compare with --backend mpi: there is no ringsync call to compare");
+  if (args.compare == PerfCompare::kMpi && onDevice(args.backend))
     throw std::invalid_argument("--compare mpi needs host buffers (Open MPI here is not CUDA-aware)");
   if (!traits.hasRoot) args.root = -1;
 }
@@ -108,7 +108,9 @@ std::optional<int> parsePerfArgs(int argc, char** argv, const PerfToolTraits& tr
   if (traits.hasRoot) app.add_option("-r,--root", args.root, "broadcast root")->capture_default_str();
   app.add_option("--backend", raw.backend, "auto|ring|mpi (host buffers), nccl|staged (device buffers)")
       ->capture_default_str();
-  app.add_option("--compare", raw.compare, "mpi: also time MPI's own collective on the same buffers, same run");
+  app.add_option("--compare", raw.compare,
+                 "also time, on the same buffers in the same run: mpi = MPI's own collective, "
+                 "nocheck = ringsync with RINGSYNC_CHECK=0 (the cost of the call fingerprints)");
   app.add_option("--json", args.jsonPath, "also write the results as JSON to this file (rank 0)");
   try {
     app.parse(argc, argv);

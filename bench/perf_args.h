@@ -3,7 +3,7 @@
 //   -n/-w        timed iterations / warm-up iterations per size
 //   -c           check the results (0/1)
 //   -d/-o/-r     type, op, root
-//   --backend auto|ring|mpi|nccl|staged, --compare mpi, --json FILE
+//   --backend auto|ring|mpi|nccl|staged, --compare mpi|nocheck, --json FILE
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,9 @@
 namespace ringsync::bench {
 
 enum class PerfBackend { kAuto, kRing, kMpi, kNccl, kStaged };
+// What each row is also measured against, in the same run on the same buffers: MPI's own
+// collective, or ringsync itself with the call fingerprints off (RINGSYNC_CHECK=0).
+enum class PerfCompare { kNone, kMpi, kNoCheck };
 
 const char* perfBackendName(PerfBackend backend);
 // nccl and staged run on device buffers; the others on host buffers.
@@ -33,7 +36,7 @@ struct PerfArgs {
   ReduceOp op = ReduceOp::kSum;
   int root = 0;
   PerfBackend backend = PerfBackend::kAuto;
-  bool compareMpi = false;
+  PerfCompare compare = PerfCompare::kNone;
   std::string jsonPath;
   std::string command;  // argv joined, for the header and the JSON file
 };

@@ -22,8 +22,9 @@ constexpr unsigned char kSentinel = 0xA5;  // what a result buffer holds before 
 // The per-size measurements over buffers allocated once for the largest size.
 class PerfSweep {
  public:
-  PerfSweep(const PerfCollective& collective, const PerfArgs& args, Communicator& comm, const MpiBaseline& mpi)
-      : collective_(collective), args_(args), comm_(comm), mpi_(mpi),
+  PerfSweep(const PerfCollective& collective, const PerfArgs& args, Communicator& comm, Communicator* unchecked,
+            const MpiBaseline& mpi)
+      : collective_(collective), args_(args), comm_(comm), unchecked_(unchecked), mpi_(mpi),
         context_{comm.rank(), comm.size(), args}, device_(onDevice(args.backend)) {
     const std::size_t bytes = args.maxBytes + dataTypeSize(args.type);
     send_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
@@ -42,9 +43,10 @@ class PerfSweep {
       const std::size_t count = bytes / dataTypeSize(args_.type);
       prepare(count, false);
       const bool library = args_.backend != PerfBackend::kMpi;
-      const bool mpi = !library || args_.compareMpi;
+      const bool mpi = !library || args_.compare == PerfCompare::kMpi;
       for (int i = 0; i < args_.warmup; ++i) {
         if (library) collective_.run(comm_, send_->data(), recv_->data(), count, args_, *stream_);
+        if (unchecked_) collective_.run(*unchecked_, send_->data(), recv_->data(), count, args_, *stream_);
         if (mpi) collective_.runMpi(mpi_, send_->data(), recv_->data(), count, args_);
       }
       stream_->synchronize();
@@ -60,14 +62,18 @@ class PerfSweep {
       collective_.run(comm_, s, r, row.count, args_, *stream_);
     };
     auto mpiCall = [&](const void* s, void* r) { collective_.runMpi(mpi_, s, r, row.count, args_); };
+    auto uncheckedCall = [&](const void* s, void* r) {
+      collective_.run(*unchecked_, s, r, row.count, args_, *stream_);
+    };
     if (mpiOnly) {
       row.outOfPlace = measureForm(row.count, false, mpiCall);
       row.inPlace = measureForm(row.count, true, mpiCall);
-    } else {
-      row.outOfPlace = measureForm(row.count, false, ringsyncCall);
-      row.inPlace = measureForm(row.count, true, ringsyncCall);
-      if (args_.compareMpi) row.mpi = measureForm(row.count, false, mpiCall);
+      return row;
     }
+    row.outOfPlace = measureForm(row.count, false, ringsyncCall);
+    row.inPlace = measureForm(row.count, true, ringsyncCall);
+    if (args_.compare == PerfCompare::kMpi) row.baseline = measureForm(row.count, false, mpiCall);
+    if (args_.compare == PerfCompare::kNoCheck) row.baseline = measureForm(row.count, false, uncheckedCall);
     return row;
   }
 
@@ -121,6 +127,7 @@ class PerfSweep {
   const PerfCollective& collective_;
   const PerfArgs& args_;
   Communicator& comm_;
+  Communicator* unchecked_;  // --compare nocheck: the same options but RINGSYNC_CHECK=0
   const MpiBaseline& mpi_;
   PerfContext context_;
   bool device_;
@@ -163,7 +170,7 @@ PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, 
   PerfSetup s;
   s.tool = collective.traits().name;
   s.collective = collective.collectiveName();
-  s.baselineName = collective.baselineName();
+  s.baselineName = args.compare == PerfCompare::kNoCheck ? "RINGSYNC_CHECK=0" : collective.baselineName();
   s.ranks = comm.size();
   s.localRanks = comm.localSize();
   s.backend = perfBackendName(args.backend);
@@ -174,7 +181,7 @@ PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, 
   s.iterations = args.iterations;
   s.warmup = args.warmup;
   s.check = args.check;
-  s.compare = args.compareMpi;
+  s.compare = args.compare != PerfCompare::kNone;
   s.settings = comm.options().describe();
   s.environment = relevantEnvironment();
   s.mpiLibrary = mpiLibrary();
@@ -205,8 +212,14 @@ int sweep(const PerfCollective& collective, const PerfArgs& args) {
     return 2;
   }
   if (onDevice(args.backend) && !deviceUsable(tool, args, comm)) return 3;
+  std::unique_ptr<Communicator> unchecked;
+  if (args.compare == PerfCompare::kNoCheck) {
+    Options off = options;
+    off.checkCalls = false;
+    unchecked = std::make_unique<Communicator>(MPI_COMM_WORLD, off);
+  }
   const MpiBaseline mpi(MPI_COMM_WORLD);
-  PerfSweep measurements(collective, args, comm, mpi);
+  PerfSweep measurements(collective, args, comm, unchecked.get(), mpi);
   std::unique_ptr<PerfReport> report;
   if (comm.rank() == 0) {
     report = std::make_unique<PerfReport>(describeSetup(collective, args, comm), stdout);

@@ -49,7 +49,9 @@ std::string jsonMeasure(const PerfMeasure& m) {
   return out.str();
 }
 
-double ratio(const PerfRow& row) { return row.mpi && row.mpi->busbw > 0 ? row.outOfPlace.busbw / row.mpi->busbw : 0; }
+double ratio(const PerfRow& row) {
+  return row.baseline && row.baseline->busbw > 0 ? row.outOfPlace.busbw / row.baseline->busbw : 0;
+}
 
 }  // namespace
 
@@ -68,14 +70,14 @@ void PerfReport::printHeader() const {
   std::fprintf(out_, "# command: %s\n", s.command.c_str());
   if (!s.note.empty()) std::fprintf(out_, "# note: %s\n", s.note.c_str());
   std::fprintf(out_, "#\n");
-  const char* mpiTitle = s.compare ? "    baseline (out-of-place)" : "";
-  const char* mpiNames = s.compare ? "     time   busbw  ratio" : "";
-  const char* mpiUnits = s.compare ? "     (us)  (GB/s)   (bw)" : "";
-  std::fprintf(out_, "# %54s %28s %31s%s\n", "", "out-of-place", "in-place", mpiTitle);
+  const std::string baselineTitle = s.compare ? "    " + s.baselineName + " (out-of-place)" : "";
+  const char* baselineNames = s.compare ? "     time   busbw  ratio" : "";
+  const char* baselineUnits = s.compare ? "     (us)  (GB/s)   (bw)" : "";
+  std::fprintf(out_, "# %54s %28s %31s%s\n", "", "out-of-place", "in-place", baselineTitle.c_str());
   std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong%s\n",
-               "size", "count", "type", "redop", "root", mpiNames);
+               "size", "count", "type", "redop", "root", baselineNames);
   std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        %s\n",
-               "(B)", "(elements)", "", "", "", mpiUnits);
+               "(B)", "(elements)", "", "", "", baselineUnits);
   std::fflush(out_);
 }
 
@@ -86,10 +88,10 @@ void PerfReport::add(const PerfRow& row) {
   std::snprintf(prefix, sizeof prefix, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, setup_.type.c_str(),
                 setup_.op.c_str(), setup_.root);
   line = prefix + formatBlock(row.outOfPlace, setup_.check) + formatBlock(row.inPlace, setup_.check);
-  if (row.mpi) {
+  if (row.baseline) {
     char tail[64];
-    std::snprintf(tail, sizeof tail, "  %s  %6.2f  %5.2f", formatTime(row.mpi->seconds).c_str(), row.mpi->busbw,
-                  ratio(row));
+    std::snprintf(tail, sizeof tail, "  %s  %6.2f  %5.2f", formatTime(row.baseline->seconds).c_str(),
+                  row.baseline->busbw, ratio(row));
     line += tail;
   }
   std::fprintf(out_, "%s\n", line.c_str());
@@ -98,16 +100,16 @@ void PerfReport::add(const PerfRow& row) {
 
 std::size_t PerfReport::printFooter() const {
   std::size_t wrong = 0;
-  double busbw = 0, mpiBusbw = 0;
+  double busbw = 0, baselineBusbw = 0;
   for (const PerfRow& row : rows_) {
-    wrong += row.outOfPlace.wrong + row.inPlace.wrong + (row.mpi ? row.mpi->wrong : 0);
+    wrong += row.outOfPlace.wrong + row.inPlace.wrong + (row.baseline ? row.baseline->wrong : 0);
     busbw += row.outOfPlace.busbw + row.inPlace.busbw;
-    if (row.mpi) mpiBusbw += row.mpi->busbw;
+    if (row.baseline) baselineBusbw += row.baseline->busbw;
   }
   const double rows = rows_.empty() ? 1.0 : static_cast<double>(rows_.size());
   std::fprintf(out_, "# Out of bounds values : %zu %s\n", wrong, wrong == 0 ? "OK" : "FAILED");
   std::fprintf(out_, "# Avg bus bandwidth    : %g\n", busbw / (2 * rows));
-  if (setup_.compare) std::fprintf(out_, "# Avg %s bus bandwidth : %g\n", setup_.baselineName.c_str(), mpiBusbw / rows);
+  if (setup_.compare) std::fprintf(out_, "# Avg %s bus bandwidth : %g\n", setup_.baselineName.c_str(), baselineBusbw / rows);
   std::fprintf(out_, "#\n");
   std::fflush(out_);
   return wrong;
@@ -129,7 +131,7 @@ void PerfReport::writeJson(const std::string& path) const {
     const PerfRow& row = rows_[i];
     file << (i ? "," : "") << "\n    {\"bytes\": " << row.bytes << ", \"count\": " << row.count
          << ", \"out_of_place\": " << jsonMeasure(row.outOfPlace) << ", \"in_place\": " << jsonMeasure(row.inPlace);
-    if (row.mpi) file << ", \"mpi\": " << jsonMeasure(*row.mpi) << ", \"ratio\": " << ratio(row);
+    if (row.baseline) file << ", \"baseline\": " << jsonMeasure(*row.baseline) << ", \"ratio\": " << ratio(row);
     file << "}";
   }
   file << "\n  ]\n}\n";

@@ -24,13 +24,13 @@ struct PerfRow {
   std::size_t count = 0;
   PerfMeasure outOfPlace;
   PerfMeasure inPlace;
-  std::optional<PerfMeasure> mpi;  // --compare mpi: the MPI collective on the same buffers
+  std::optional<PerfMeasure> baseline;  // --compare: the baseline on the same buffers, same run
 };
 
 struct PerfSetup {
   std::string tool;        // "allreduce_perf"
   std::string collective;  // "allreduce"
-  std::string baselineName;// "MPI_Allreduce"
+  std::string baselineName;// "MPI_Allreduce", "RINGSYNC_CHECK=0"
   int ranks = 0;
   int localRanks = 0;
   std::string backend;

@@ -5,7 +5,8 @@
     python3 bench/plot.py np2.json [np4.json ...] -o allreduce.png
 
 Each --json file gives one line for ringsync (its backend, out-of-place) and, when it was run with
---compare mpi, one for the MPI baseline measured in the same run. Both axes are logarithmic.
+--compare, one for the baseline measured in the same run (MPI's collective, or RINGSYNC_CHECK=0).
+Both axes are logarithmic.
 """
 import argparse
 import json
@@ -26,14 +27,15 @@ def load(path):
 
 
 def series(data, label_suffix):
-    """(label, sizes, busbw, latency_us) for ringsync and, if present, the baseline."""
+    """(label, sizes, busbw, latency_us, is_baseline) for ringsync and, if present, the baseline."""
     rows = data["rows"]
     sizes = [row["bytes"] for row in rows]
     name = f"ringsync {data['backend']}{label_suffix}"
-    lines = [(name, sizes, [r["out_of_place"]["busbw"] for r in rows], [r["out_of_place"]["time_us"] for r in rows])]
-    if all("mpi" in row for row in rows):
-        lines.append((f"{data['baseline']}{label_suffix}", sizes, [r["mpi"]["busbw"] for r in rows],
-                      [r["mpi"]["time_us"] for r in rows]))
+    lines = [(name, sizes, [r["out_of_place"]["busbw"] for r in rows], [r["out_of_place"]["time_us"] for r in rows],
+              False)]
+    if all("baseline" in row for row in rows):
+        lines.append((f"{data['baseline']}{label_suffix}", sizes, [r["baseline"]["busbw"] for r in rows],
+                      [r["baseline"]["time_us"] for r in rows], True))
     return lines
 
 
@@ -50,8 +52,8 @@ def suffix_for(data, path, files):
 def plot(files, output, title):
     figure, (bandwidth, latency) = plt.subplots(1, 2, figsize=(13, 5))
     for data, path in files:
-        for label, sizes, busbw, time_us in series(data, suffix_for(data, path, files)):
-            style = "--" if label.startswith("MPI") else "-"
+        for label, sizes, busbw, time_us, baseline in series(data, suffix_for(data, path, files)):
+            style = "--" if baseline else "-"
             bandwidth.plot(sizes, busbw, style, marker="o", markersize=3, label=label)
             latency.plot(sizes, time_us, style, marker="o", markersize=3, label=label)
     for axis, ylabel in ((bandwidth, "bus bandwidth (GB/s)"), (latency, "time per call (us)")):

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -156,23 +157,46 @@ struct Row {
   std::size_t wrong = 0;
 };
 
-// Median over iterations of the slowest rank's time of `step`; `exposed` (if given) likewise.
-template <typename Step> Row measure(const Settings& s, Row row, Step&& step, const std::function<double()>& exposed = {}) {
-  std::vector<double> times, exposures;
+// One way of averaging: how to set up fresh inputs, one run, and how many values came out wrong.
+struct Case {
+  Row row;
+  std::function<void()> prepare;
+  std::function<void()> step;
+  std::function<std::size_t()> countWrong;
+  std::function<double()> exposed;  // seconds the caller waited in synchronize(), if it applies
+};
+
+double timeOnce(const std::function<void()>& step) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = Clock::now();
+  step();
+  return slowestRank(std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+// Checks every case once on fresh inputs, then times them round-robin (iteration k runs every
+// case once), so that the machine's drifting load falls on all of them alike.
+void measureAll(const Settings& s, std::vector<Case>& cases, bool& warmingUp) {
+  warmingUp = true;
+  for (Case& c : cases) {
+    c.prepare();
+    c.step();
+    c.row.wrong = c.countWrong();
+  }
+  std::vector<std::vector<double>> times(cases.size()), exposures(cases.size());
   for (int k = 0; k < s.warmup + s.iters; ++k) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto start = Clock::now();
-    step();
-    const double t = slowestRank(std::chrono::duration<double>(Clock::now() - start).count());
-    const double e = exposed ? slowestRank(exposed()) : -1;
-    if (k >= s.warmup) {
-      times.push_back(t);
-      exposures.push_back(e);
+    warmingUp = k < s.warmup;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const double t = timeOnce(cases[i].step);
+      const double e = cases[i].exposed ? slowestRank(cases[i].exposed()) : -1;
+      if (k < s.warmup) continue;
+      times[i].push_back(t);
+      exposures[i].push_back(e);
     }
   }
-  row.seconds = median(times);
-  row.exposed = exposed ? median(exposures) : -1;
-  return row;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    cases[i].row.seconds = median(times[i]);
+    cases[i].row.exposed = median(exposures[i]);
+  }
 }
 
 std::string mib(double value) {
@@ -184,98 +208,113 @@ std::string mib(double value) {
 std::size_t toBytes(double mebibytes) { return static_cast<std::size_t>(mebibytes * 1024 * 1024); }
 
 // --- the modes -----------------------------------------------------------------------------------
-// One buffer of the model's total size: MPI_Allreduce and ringsync's all-reduce, side by side.
-void runTotals(const Settings& s, Communicator& comm, std::size_t total, std::vector<Row>& rows) {
-  const int rank = comm.rank(), n = comm.size();
-  std::vector<float> flat(total);
-  auto fill = [&] {
-    for (std::size_t j = 0; j < flat.size(); ++j) flat[j] = static_cast<float>(rank + j % 7);
-  };
-  auto countWrong = [&](float scale, float base) {
-    std::size_t wrong = 0;
-    for (std::size_t j = 0; j < flat.size(); ++j) wrong += flat[j] != base + scale * static_cast<float>(j % 7);
-    return wrong;
-  };
-  auto mpiSum = [&] {
-    MPI_Allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  };
-  Row mpi = measure(s, {"mpi_total"}, mpiSum);
-  // Timed repeats of MPI_SUM grow the values, so the check is one more call on fresh inputs.
-  fill();
-  mpiSum();
-  mpi.wrong = countWrong(static_cast<float>(n), static_cast<float>(n * (n - 1) / 2));
-  rows.push_back(mpi);
+// State the cases share: the gradients, two flat buffers of the model's size, the averagers.
+struct Bench {
+  Communicator& comm;
+  Gradients& grads;
+  std::vector<float> flatMpi, flatRing;
+  std::vector<std::unique_ptr<GradientAverager>> averagers;
+  std::vector<std::unique_ptr<double>> backwardSeconds;
+  bool warmingUp = true;  // the simulated backward's length is calibrated until warm-up ends
+};
 
-  fill();
-  Row ring = measure(s, {"ring_total"}, [&] {
-    comm.allreduce(flat.data(), flat.data(), flat.size(), DataType::kFloat32, ReduceOp::kAvg);
-  });
-  ring.wrong = countWrong(1.0f, (n - 1) / 2.0f);
-  rows.push_back(ring);
+void fillFlat(std::vector<float>& flat, int rank) {
+  for (std::size_t j = 0; j < flat.size(); ++j) flat[j] = static_cast<float>(rank + j % 7);
 }
 
-Row runPerTensor(const Settings& s, Communicator& comm, Gradients& grads) {
-  grads.fill(comm.rank());
-  const auto& b = grads.buffers();
-  Row row = measure(s, {"per_tensor"}, [&] {
-    for (std::size_t g = b.size(); g-- > 0;) comm.allreduce(b[g].data, b[g].data, b[g].count, b[g].type, ReduceOp::kAvg);
-  });
-  row.wrong = grads.countWrong(comm.size(), false);
-  row.buckets = b.size();
-  return row;
+std::size_t flatWrong(const std::vector<float>& flat, float base, float scale) {
+  std::size_t wrong = 0;
+  for (std::size_t j = 0; j < flat.size(); ++j) wrong += flat[j] != base + scale * static_cast<float>(j % 7);
+  return wrong;
 }
 
-Row runFused(const Settings& s, Communicator& comm, Gradients& grads, GradientAveragerOptions options, Row row) {
+// One buffer of the model's total size: MPI_Allreduce (MPI_SUM) and ringsync's all-reduce (avg).
+void addTotals(Bench& b, std::vector<Case>& cases) {
+  const int rank = b.comm.rank(), n = b.comm.size();
+  b.flatMpi.resize(b.grads.total());
+  b.flatRing.resize(b.grads.total());
+  cases.push_back({{"mpi_total"}, [&b, rank] { fillFlat(b.flatMpi, rank); },
+                   [&b] {
+                     MPI_Allreduce(MPI_IN_PLACE, b.flatMpi.data(), static_cast<int>(b.flatMpi.size()), MPI_FLOAT,
+                                   MPI_SUM, MPI_COMM_WORLD);
+                   },
+                   [&b, n] { return flatWrong(b.flatMpi, static_cast<float>(n * (n - 1) / 2), static_cast<float>(n)); },
+                   {}});
+  cases.push_back({{"ring_total"}, [&b, rank] { fillFlat(b.flatRing, rank); },
+                   [&b] {
+                     b.comm.allreduce(b.flatRing.data(), b.flatRing.data(), b.flatRing.size(), DataType::kFloat32,
+                                      ReduceOp::kAvg);
+                   },
+                   [&b, n] { return flatWrong(b.flatRing, (n - 1) / 2.0f, 1.0f); }, {}});
+}
+
+// The gradients hold the average after any of the remaining cases, and averaging an average
+// leaves it unchanged, so they share one set of gradients.
+void addPerTensor(Bench& b, std::vector<Case>& cases) {
+  Row row{"per_tensor"};
+  row.buckets = b.grads.buffers().size();
+  cases.push_back({row, [&b] { b.grads.fill(b.comm.rank()); },
+                   [&b] {
+                     const auto& g = b.grads.buffers();
+                     for (std::size_t i = g.size(); i-- > 0;)
+                       b.comm.allreduce(g[i].data, g[i].data, g[i].count, g[i].type, ReduceOp::kAvg);
+                   },
+                   [&b] { return b.grads.countWrong(b.comm.size(), false); }, {}});
+}
+
+// Backward lasts as long as the fused averaging (its last warm-up run, unless --backward-ms),
+// spread over the tensors in proportion to their size and produced last to first, the same
+// schedule on every rank; each gradient is marked ready as it is made.
+void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double bucket, double first) {
+  GradientAveragerOptions options;
+  options.bucketBytes = toBytes(bucket);
+  options.firstBucketBytes = toBytes(first);
+  options.compressFp16 = s.compress;
   options.overlap = false;
-  grads.fill(comm.rank());
-  GradientAverager averager(comm, grads.buffers(), options);
-  row.buckets = averager.bucketCount();
-  row = measure(s, row, [&] { averager.averageAll(); });
-  row.wrong = grads.countWrong(comm.size(), false);
-  return row;
-}
-
-// Backward lasts `backward` seconds, spread over the tensors in proportion to their size and
-// produced last to first, the same schedule on every rank; each gradient is marked as it is made.
-Row runOverlapped(const Settings& s, Communicator& comm, Gradients& grads, GradientAveragerOptions options, Row row,
-                  double backward) {
+  GradientAverager& fused = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
   options.overlap = true;
-  grads.fill(comm.rank());
-  GradientAverager averager(comm, grads.buffers(), options);
-  row.buckets = averager.bucketCount();
-  const auto& b = grads.buffers();
-  auto step = [&] {
-    const auto start = Clock::now();
-    std::size_t done = 0;
-    for (std::size_t g = b.size(); g-- > 0;) {
-      done += b[g].count;
-      const double at = backward * static_cast<double>(done) / static_cast<double>(grads.total());
-      std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
-      averager.markReady(g);
-    }
-    averager.synchronize();
-  };
-  row = measure(s, row, step, [&] { return averager.stats().lastSynchronizeSeconds; });
-  row.wrong = grads.countWrong(comm.size(), false);
-  if (!averager.overlapping()) row.mode = "overlap(off!)";
-  return row;
+  GradientAverager& overlapped = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
+  double& backward = *b.backwardSeconds.emplace_back(std::make_unique<double>(s.backwardMs / 1e3));
+  const bool calibrate = s.backwardMs <= 0;
+  auto prepare = [&b] { b.grads.fill(b.comm.rank()); };
+  auto countWrong = [&b] { return b.grads.countWrong(b.comm.size(), false); };
+  Row row{"fused", mib(bucket), mib(first), fused.bucketCount()};
+  cases.push_back({row, prepare,
+                   [&b, &fused, &backward, calibrate] {
+                     const auto start = Clock::now();
+                     fused.averageAll();
+                     if (calibrate && b.warmingUp)
+                       backward = slowestRank(std::chrono::duration<double>(Clock::now() - start).count());
+                   },
+                   countWrong, {}});
+  row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
+  row.buckets = overlapped.bucketCount();
+  cases.push_back({row, prepare,
+                   [&b, &overlapped, &backward] {
+                     const auto& g = b.grads.buffers();
+                     const auto start = Clock::now();
+                     std::size_t done = 0;
+                     for (std::size_t i = g.size(); i-- > 0;) {
+                       done += g[i].count;
+                       const double at = backward * static_cast<double>(done) / static_cast<double>(b.grads.total());
+                       std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
+                       overlapped.markReady(i);
+                     }
+                     overlapped.synchronize();
+                   },
+                   countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; }});
 }
 
 std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads) {
-  std::vector<Row> rows;
-  runTotals(s, comm, grads.total(), rows);
-  rows.push_back(runPerTensor(s, comm, grads));
+  Bench b{comm, grads, {}, {}, {}, {}};
+  std::vector<Case> cases;
+  addTotals(b, cases);
+  addPerTensor(b, cases);
   for (double bucket : s.bucketMiB)
-    for (double first : s.firstBucketMiB) {
-      GradientAveragerOptions options;
-      options.bucketBytes = toBytes(bucket);
-      options.firstBucketBytes = toBytes(first);
-      options.compressFp16 = s.compress;
-      const Row fused = runFused(s, comm, grads, options, {"fused", mib(bucket), mib(first)});
-      rows.push_back(fused);
-      const double backward = s.backwardMs > 0 ? s.backwardMs / 1e3 : fused.seconds;
-      rows.push_back(runOverlapped(s, comm, grads, options, {"overlap", mib(bucket), mib(first)}, backward));
-    }
+    for (double first : s.firstBucketMiB) addFusedPair(s, b, cases, bucket, first);
+  measureAll(s, cases, b.warmingUp);
+  std::vector<Row> rows;
+  for (const Case& c : cases) rows.push_back(c.row);
   return rows;
 }
 

@@ -11,9 +11,13 @@
 //
 // Buckets are formed in reverse registration order (the order backward produces gradients),
 // the first one small (Options::firstBucketBytes) so communication starts early. A gradient
-// larger than a bucket is all-reduced in place, without a copy. Every rank must register the
-// same list (count and type per gradient, in the same order); otherwise the first call raises
-// MismatchError on every rank naming the difference.
+// larger than a bucket is all-reduced in place, without a copy; so is a bucket whose gradients
+// already lie back to back in registration order (a trainer that keeps them in one arena).
+// Buckets launch in the order backward completes them, the same order on every rank. Every rank
+// must register the same list (count, type and host/device memory per gradient, in the same
+// order) with the same options; otherwise the first call (markReady, synchronize or averageAll:
+// it is collective) raises MismatchError on every rank naming the difference, and so does every
+// later call.
 //
 // Threads: overlap uses a background progress thread for host buffers, which needs MPI initialised
 // with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With a lower level the averager logs a

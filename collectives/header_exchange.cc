@@ -10,7 +10,9 @@ namespace ringsync::detail {
 HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
     : rank_(rank), size_(size), maxPayloadBytes_(maxPayloadBytes),
       slotBytes_((sizeof(CallHeader) + maxPayloadBytes + 63) / 64 * 64),
-      slots_(slotBytes_ * static_cast<std::size_t>(size)), payloadBytes_(static_cast<std::size_t>(size), 0) {}
+      payloadBytes_(static_cast<std::size_t>(size), 0) {
+  for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
+}
 
 void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
                          Deadline& deadline) {
@@ -18,36 +20,47 @@ void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payl
   complete(deadline);
 }
 
+// Receives first (here, ahead of the round), so that incoming messages land in place.
+void HeaderExchange::arm(Round& round) {
+  round.requests.emplace(comm_, 2 * static_cast<std::size_t>(size_ - 1));
+  for (int step = 1; step < size_; ++step) {
+    const int from = (rank_ - step + size_) % size_;
+    round.requests->recv(static_cast<std::size_t>(step - 1), slot(round, from), slotBytes_, from, kTagHeader);
+  }
+  round.armed = true;
+}
+
 void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
   if (payloadBytes > maxPayloadBytes_)
     throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
                           std::to_string(maxPayloadBytes_));
-  std::byte* own = slot(rank_);
+  Round& round = rounds_[next_];
+  std::byte* own = slot(round, rank_);
   std::memcpy(own, &mine, sizeof mine);
   if (payloadBytes > 0) std::memcpy(own + sizeof mine, payload, payloadBytes);
   payloadBytes_[static_cast<std::size_t>(rank_)] = payloadBytes;
+  last_ = next_;
   if (size_ == 1) return;
-
-  // Receives first, so that incoming messages land in place rather than in MPI's unexpected queue.
-  comm_ = comm;
-  requests_.emplace(comm, 2 * static_cast<std::size_t>(size_ - 1));
-  std::size_t next = 0;
-  for (int step = 1; step < size_; ++step) {
-    const int from = (rank_ - step + size_) % size_;
-    requests_->recv(next++, slot(from), slotBytes_, from, kTagHeader);
+  if (comm != comm_) {
+    for (Round& r : rounds_) r.requests.reset();  // receives posted on another communicator
+    for (Round& r : rounds_) r.armed = false;
+    comm_ = comm;
   }
+  if (!round.armed) arm(round);
   for (int step = 1; step < size_; ++step) {
     const int to = (rank_ + step) % size_;
-    requests_->send(next++, own, sizeof mine + payloadBytes, to, kTagHeader);
+    round.requests->send(static_cast<std::size_t>(size_ - 2 + step), own, sizeof mine + payloadBytes, to, kTagHeader);
   }
 }
 
 void HeaderExchange::complete(Deadline& deadline) {
   if (size_ == 1) return;
-  requests_->waitAll(deadline);
+  Round& round = rounds_[last_];
+  round.requests->waitAll(deadline);
+  round.armed = false;
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
-    const std::size_t got = requests_->receivedBytes(static_cast<std::size_t>(step - 1));
+    const std::size_t got = round.requests->receivedBytes(static_cast<std::size_t>(step - 1));
     // A message shorter than a header can only come from a peer that is not speaking ringsync's
     // protocol on this communicator; report it instead of reading garbage.
     if (got < sizeof(CallHeader))
@@ -55,7 +68,8 @@ void HeaderExchange::complete(Deadline& deadline) {
                           std::to_string(got) + "-byte header");
     payloadBytes_[static_cast<std::size_t>(from)] = got - sizeof(CallHeader);
   }
-  requests_.reset();
+  next_ = 1 - last_;
+  arm(rounds_[next_]);
   const int left = (rank_ - 1 + size_) % size_;
   if ((header(left).flags & kFlagEarlyRingSend) && !(header(rank_).flags & kFlagEarlyRingSend))
     discardEarlyRingSend(deadline);
@@ -80,9 +94,7 @@ void HeaderExchange::discardEarlyRingSend(Deadline& deadline) {
   deadline.progressed();
 }
 
-const CallHeader& HeaderExchange::header(int r) const {
-  return *reinterpret_cast<const CallHeader*>(slot(r));
-}
+const CallHeader& HeaderExchange::header(int r) const { return *reinterpret_cast<const CallHeader*>(slot(r)); }
 
 const std::byte* HeaderExchange::payload(int r) const { return slot(r) + sizeof(CallHeader); }
 

@@ -35,6 +35,8 @@ class HeaderExchange {
   void run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
            Deadline& deadline);
   // run() in two halves, so that a caller can start other transfers while the headers travel.
+  // Every call must pass the same `comm` (receives for the next round stay posted on it between
+  // calls, and are cancelled when the exchange is destroyed).
   void begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes);
   void complete(Deadline& deadline);
 
@@ -48,18 +50,31 @@ class HeaderExchange {
   int size() const { return size_; }
 
  private:
-  std::byte* slot(int r) { return slots_.data() + static_cast<std::size_t>(r) * slotBytes_; }
+  // One set of [header | payload] slots (one per rank; the own slot is what is sent) and the
+  // requests that fill it. Two sets alternate: while the caller still reads the last round's
+  // slots, the receives of the next round are already posted in the other set, so a peer's
+  // header that arrives early lands in place instead of in MPI's unexpected-message queue.
+  struct Round {
+    ScratchBuffer slots;
+    std::optional<RequestGroup> requests;
+    bool armed = false;  // receives posted, not yet completed
+  };
+  std::byte* slot(Round& round, int r) { return round.slots.data() + static_cast<std::size_t>(r) * slotBytes_; }
+  const std::byte* slot(int r) const {
+    return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
+  }
+  void arm(Round& round);
   void discardEarlyRingSend(Deadline& deadline);
-  const std::byte* slot(int r) const { return slots_.data() + static_cast<std::size_t>(r) * slotBytes_; }
 
   int rank_;
   int size_;
   std::size_t maxPayloadBytes_;
   std::size_t slotBytes_;
-  ScratchBuffer slots_;  // one [header | payload] slot per rank; the own slot is what is sent
+  Round rounds_[2];
+  int next_ = 0;  // the round begin() uses
+  int last_ = 0;  // the round header()/payload() read
   std::vector<std::size_t> payloadBytes_;
-  MPI_Comm comm_ = MPI_COMM_NULL;          // of the round in progress
-  std::optional<RequestGroup> requests_;  // between begin() and complete()
+  MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
 }  // namespace ringsync::detail

@@ -60,6 +60,10 @@ RequestGroup::RequestGroup(MPI_Comm comm, std::size_t capacity)
       slots_(heap_ ? heap_.get() : inline_.data()) {}
 
 RequestGroup::~RequestGroup() {
+  // A communicator destroyed after MPI_Finalize (e.g. at interpreter exit) must not call MPI.
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
   for (std::size_t slot = 0; slot < capacity_; ++slot) {
     Slot& s = slots_[slot];
     if (s.request == MPI_REQUEST_NULL) continue;

@@ -18,7 +18,14 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define RINGSYNC_X86_SIMD 1
+#if defined(__SANITIZE_THREAD__)
+// target_clones makes an IFUNC whose resolver runs while the library is relocated, before the
+// ThreadSanitizer runtime is initialised; TSan instruments the resolver, so every process crashed
+// at load. TSan builds use the default clone only.
+#define RINGSYNC_SIMD_CLONES
+#else
 #define RINGSYNC_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 #else
 #define RINGSYNC_X86_SIMD 0
 #define RINGSYNC_SIMD_CLONES

@@ -208,13 +208,19 @@ std::string mib(double value) {
 std::size_t toBytes(double mebibytes) { return static_cast<std::size_t>(mebibytes * 1024 * 1024); }
 
 // --- the modes -----------------------------------------------------------------------------------
+// The simulated backward's length: the median of the fused runs while warming up.
+struct Calibration {
+  double seconds = 0;
+  std::vector<double> samples;
+};
+
 // State the cases share: the gradients, two flat buffers of the model's size, the averagers.
 struct Bench {
   Communicator& comm;
   Gradients& grads;
   std::vector<float> flatMpi, flatRing;
   std::vector<std::unique_ptr<GradientAverager>> averagers;
-  std::vector<std::unique_ptr<double>> backwardSeconds;
+  std::vector<std::unique_ptr<Calibration>> calibrations;
   bool warmingUp = true;  // the simulated backward's length is calibrated until warm-up ends
 };
 
@@ -262,7 +268,7 @@ void addPerTensor(Bench& b, std::vector<Case>& cases) {
                    [&b] { return b.grads.countWrong(b.comm.size(), false); }, {}});
 }
 
-// Backward lasts as long as the fused averaging (its last warm-up run, unless --backward-ms),
+// Backward lasts as long as the fused averaging (median of its warm-up runs, unless --backward-ms),
 // spread over the tensors in proportion to their size and produced last to first, the same
 // schedule on every rank; each gradient is marked ready as it is made.
 void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double bucket, double first) {
@@ -274,17 +280,20 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
   GradientAverager& fused = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
   options.overlap = true;
   GradientAverager& overlapped = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
-  double& backward = *b.backwardSeconds.emplace_back(std::make_unique<double>(s.backwardMs / 1e3));
+  Calibration& calibration = *b.calibrations.emplace_back(std::make_unique<Calibration>());
+  calibration.seconds = s.backwardMs / 1e3;
   const bool calibrate = s.backwardMs <= 0;
+  double& backward = calibration.seconds;
   auto prepare = [&b] { b.grads.fill(b.comm.rank()); };
   auto countWrong = [&b] { return b.grads.countWrong(b.comm.size(), false); };
   Row row{"fused", mib(bucket), mib(first), fused.bucketCount()};
   cases.push_back({row, prepare,
-                   [&b, &fused, &backward, calibrate] {
+                   [&b, &fused, &calibration, calibrate] {
                      const auto start = Clock::now();
                      fused.averageAll();
-                     if (calibrate && b.warmingUp)
-                       backward = slowestRank(std::chrono::duration<double>(Clock::now() - start).count());
+                     if (!calibrate || !b.warmingUp) return;
+                     calibration.samples.push_back(slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
+                     calibration.seconds = median(calibration.samples);
                    },
                    countWrong, {}});
   row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
@@ -306,7 +315,7 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
 }
 
 std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads) {
-  Bench b{comm, grads, {}, {}, {}, {}};
+  Bench b{comm, grads, {}, {}, {}, {}, true};
   std::vector<Case> cases;
   addTotals(b, cases);
   addPerTensor(b, cases);

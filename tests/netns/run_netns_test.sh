@@ -137,7 +137,7 @@ run_trainer() {
 }
 
 perf() {  # perf <label>: allreduce_perf over the link, its busbw reported
-  run_mpi "$bin/allreduce_perf" -b 8 -e 4M -f 32 -n 3 -w 1 --compare mpi >"$work/perf.log" 2>&1
+  run_mpi "$bin/allreduce_perf" -b 8 -e 8M -f 32 -n 3 -w 1 --compare mpi >"$work/perf.log" 2>&1
   local rc=$?
   cat "$work/perf.log"
   ((rc == 0)) || fail "allreduce_perf failed on the $1 link (exit $rc)"

@@ -336,8 +336,8 @@ void print(const std::vector<Row>& rows, const Settings& s, std::size_t total, i
   for (const Row& r : rows) {
     const double algbw = bytes / r.seconds / 1e9;
     char exposed[32] = "-";
-    if (r.exposed >= 0) std::snprintf(exposed, sizeof exposed, "%.2f", r.exposed * 1e3);
-    std::printf("  %-14s %7s %7s %8zu %10.2f %10.2f %10.2f %11s %7zu\n", r.mode.c_str(), r.bucket.c_str(),
+    if (r.exposed >= 0) std::snprintf(exposed, sizeof exposed, "%.3f", r.exposed * 1e3);
+    std::printf("  %-14s %7s %7s %8zu %10.3f %10.2f %10.2f %11s %7zu\n", r.mode.c_str(), r.bucket.c_str(),
                 r.first.c_str(), r.buckets, r.seconds * 1e3, algbw, algbw * busFactor, exposed, r.wrong);
   }
   // The targets, from the first fused/overlap pair (and every pair with a sweep).

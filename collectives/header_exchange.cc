@@ -22,7 +22,7 @@ void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payl
 
 // Receives first (here, ahead of the round), so that incoming messages land in place.
 void HeaderExchange::arm(Round& round) {
-  round.requests.emplace(comm_, 2 * static_cast<std::size_t>(size_ - 1));
+  if (!round.requests) round.requests.emplace(comm_, 2 * static_cast<std::size_t>(size_ - 1));
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
     round.requests->recv(static_cast<std::size_t>(step - 1), slot(round, from), slotBytes_, from, kTagHeader);

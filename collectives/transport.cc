@@ -60,6 +60,9 @@ RequestGroup::RequestGroup(MPI_Comm comm, std::size_t capacity)
       slots_(heap_ ? heap_.get() : inline_.data()) {}
 
 RequestGroup::~RequestGroup() {
+  std::size_t active = 0;
+  for (std::size_t slot = 0; slot < capacity_; ++slot) active += slots_[slot].request != MPI_REQUEST_NULL;
+  if (active == 0) return;
   // A communicator destroyed after MPI_Finalize (e.g. at interpreter exit) must not call MPI.
   int finalized = 0;
   MPI_Finalized(&finalized);

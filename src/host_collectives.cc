@@ -27,6 +27,20 @@ void checkSameCallFast(const detail::HeaderExchange& exchange) {
     if (!detail::sameCall(exchange.header(r), first)) return detail::checkSameCall(exchange);
 }
 
+// The checks after a direct round. The common case (every rank agrees, nothing flagged) costs a
+// few comparisons; the functions that build error messages run only when something differs.
+void checkDirectRound(const detail::HeaderExchange& exchange, std::size_t bytes, bool checkCalls) {
+  if (checkCalls) checkSameCallFast(exchange);
+  bool flagged = false, sizesDiffer = false;
+  for (int r = 0; r < exchange.size(); ++r) {
+    flagged |= (exchange.header(r).flags & detail::kFlagNonFiniteInput) != 0;
+    sizesDiffer |= exchange.payloadBytes(r) != bytes;
+  }
+  if (flagged) detail::checkFiniteInputs(exchange);
+  if (sizesDiffer)
+    for (int r = 0; r < exchange.size(); ++r) detail::checkPayloadBytes(exchange, r, bytes);
+}
+
 // The ring with the fingerprint round overlapped: the headers and the ring's first segment travel
 // together, so the check costs no extra latency. If the calls disagree, the early segments are
 // taken off the wire before MismatchError is raised, so every rank stays in step (as with the
@@ -82,9 +96,7 @@ void Communicator::Impl::hostAllreduce(const void* send, void* recv, std::size_t
   guarded([&] {
     if (direct) {
       exchange->run(comm, header, send, bytes, deadline);
-      if (options.checkCalls) checkSameCallFast(*exchange);
-      detail::checkFiniteInputs(*exchange);
-      for (int r = 0; r < size; ++r) detail::checkPayloadBytes(*exchange, r, bytes);
+      checkDirectRound(*exchange, bytes, options.checkCalls);
       detail::directReduce(*exchange, recv, count, type, op);
     } else if (options.checkCalls && size > 1) {
       detail::RingAllreduce ringCall(comm, rank, size, send, recv, count, type, op, ring, ringScratch);

@@ -1,14 +1,16 @@
 // fusion_perf: averaging a real model's gradients (ResNet-50: 161 float32 tensors, 25,557,032
-// parameters) on host buffers, measured against MPI_Allreduce in the same run:
-//   mpi_total      MPI_Allreduce (MPI_SUM, in place) of one buffer of the model's total size
+// parameters), on host buffers or (--device gpu) device buffers, against baselines in the same run:
+//   mpi_total      MPI_Allreduce (MPI_SUM, in place) of one buffer of the model's size (host only:
+//                  this Open MPI is not CUDA-aware)
 //   ring_total     ringsync Communicator::allreduce (avg) of that one buffer
 //   per_tensor     one ringsync all-reduce per gradient tensor (161 calls)
 //   fused          GradientAverager, every gradient marked, then synchronize() (no overlap)
 //   overlap        GradientAverager with overlap, gradients marked during a simulated backward
 //                  (sleeps, so the CPU is free as it is while a GPU computes) as long as `fused`
 //                  takes; "exposed" is the time the caller then still waits in synchronize()
-// Every time is the slowest rank's, the median of --iters runs after --warmup. Each mode is checked
-// once (#wrong); the exit status is non-zero if any value is wrong. Only rank 0 prints.
+// Every case is checked once (#wrong; the exit status is non-zero if any value is wrong), then all
+// are timed round-robin; each time is the slowest rank's, the median of --iters rounds after
+// --warmup. Only rank 0 prints. Memory and streams come from the bench harness (perf_buffers.h).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "perf_buffers.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
@@ -79,49 +82,59 @@ std::vector<Tensor> resnet50() {
 }
 
 // --- gradients -----------------------------------------------------------------------------------
-// One buffer per tensor (as a framework's allocator gives them), or --arena: back to back in one.
+// Tensors in host or device memory, one allocation each (as a framework's allocator gives them) or
+// --arena: back to back in one. A flat host mirror holds the inputs and, after download, results.
 class Gradients {
  public:
-  Gradients(const std::vector<Tensor>& model, bool arena, std::size_t scaleDown) {
-    std::vector<std::size_t> counts;
-    for (const Tensor& t : model) counts.push_back(std::max<std::size_t>(1, t.count() / scaleDown));
-    std::size_t total = 0;
-    for (std::size_t c : counts) total += c;
-    if (arena) arena_.assign(total, 0.0f);
-    separate_.reserve(model.size());
+  Gradients(const std::vector<std::size_t>& counts, bool arena, bool device) {
+    auto allocate = [device](std::size_t elements) {
+      return device ? bench::makeDeviceMemory(elements * sizeof(float)) : bench::makeHostMemory(elements * sizeof(float));
+    };
+    for (std::size_t c : counts) mirror_.resize(mirror_.size() + c);
+    if (arena) memory_.push_back(allocate(mirror_.size()));
     std::size_t offset = 0;
     for (std::size_t c : counts) {
-      float* data = arena ? arena_.data() + offset : separate_.emplace_back(c, 0.0f).data();
+      if (!arena) memory_.push_back(allocate(c));
+      float* data = static_cast<float*>(memory_.back()->data()) + (arena ? offset : 0);
       buffers_.push_back({data, c, DataType::kFloat32});
       offset += c;
     }
-    total_ = total;
   }
   // x = rank + j % 7 (j = position in the model): the average (n-1)/2 + j % 7 is exact, and
   // averaging it again leaves it unchanged, so repeated runs stay checkable.
   void fill(int rank) {
-    std::size_t j = 0;
-    for (const GradientBuffer& b : buffers_)
-      for (std::size_t i = 0; i < b.count; ++i, ++j) static_cast<float*>(b.data)[i] = static_cast<float>(rank + j % 7);
+    for (std::size_t j = 0; j < mirror_.size(); ++j) mirror_[j] = static_cast<float>(rank + j % 7);
+    transfer(true);
   }
-  std::size_t countWrong(int ranks, bool summedOnce) const {
-    std::size_t j = 0, wrong = 0;
+  // Elements that differ from the average (or, summedOnce, the sum) over `ranks` ranks.
+  std::size_t countWrong(int ranks, bool summedOnce) {
+    transfer(false);
     const float base = summedOnce ? static_cast<float>(ranks * (ranks - 1) / 2) : (ranks - 1) / 2.0f;
-    for (const GradientBuffer& b : buffers_)
-      for (std::size_t i = 0; i < b.count; ++i, ++j) {
-        const float want = base + static_cast<float>(j % 7) * (summedOnce ? static_cast<float>(ranks) : 1.0f);
-        wrong += static_cast<const float*>(b.data)[i] != want;
-      }
+    const float scale = summedOnce ? static_cast<float>(ranks) : 1.0f;
+    std::size_t wrong = 0;
+    for (std::size_t j = 0; j < mirror_.size(); ++j) wrong += mirror_[j] != base + scale * static_cast<float>(j % 7);
     return wrong;
   }
   const std::vector<GradientBuffer>& buffers() const { return buffers_; }
-  std::size_t total() const { return total_; }
+  std::size_t total() const { return mirror_.size(); }
 
  private:
-  std::vector<float> arena_;
-  std::vector<std::vector<float>> separate_;
+  // The harness moves whole allocations: an arena at once, separate tensors one by one.
+  void transfer(bool up) {
+    std::size_t offset = 0;
+    for (std::size_t m = 0; m < memory_.size(); ++m) {
+      const std::size_t count = memory_.size() == 1 ? mirror_.size() : buffers_[m].count;
+      if (count > 0) {
+        float* host = mirror_.data() + offset;
+        up ? memory_[m]->upload(host, count * sizeof(float)) : memory_[m]->download(host, count * sizeof(float));
+      }
+      offset += count;
+    }
+  }
+
+  std::vector<std::unique_ptr<bench::PerfMemory>> memory_;
+  std::vector<float> mirror_;
   std::vector<GradientBuffer> buffers_;
-  std::size_t total_ = 0;
 };
 
 // --- timing --------------------------------------------------------------------------------------
@@ -147,6 +160,7 @@ struct Settings {
   double backwardMs = 0;  // 0: as long as `fused` takes
   bool listShapes = false;
   std::size_t scaleDown = 1;  // divide every tensor's size by this (the latency-bound regime)
+  std::string device = "cpu";  // where the gradients live: cpu | gpu
 };
 
 struct Row {
@@ -214,44 +228,38 @@ struct Calibration {
   std::vector<double> samples;
 };
 
-// State the cases share: the gradients, two flat buffers of the model's size, the averagers.
+// State the cases share: the gradients, one buffer of the model's size per baseline, the stream
+// device work goes on (the host stream does nothing), the averagers.
 struct Bench {
   Communicator& comm;
   Gradients& grads;
-  std::vector<float> flatMpi, flatRing;
+  bench::PerfStream& stream;
+  std::vector<std::unique_ptr<Gradients>> flats;
   std::vector<std::unique_ptr<GradientAverager>> averagers;
   std::vector<std::unique_ptr<Calibration>> calibrations;
   bool warmingUp = true;  // the simulated backward's length is calibrated until warm-up ends
 };
 
-void fillFlat(std::vector<float>& flat, int rank) {
-  for (std::size_t j = 0; j < flat.size(); ++j) flat[j] = static_cast<float>(rank + j % 7);
-}
-
-std::size_t flatWrong(const std::vector<float>& flat, float base, float scale) {
-  std::size_t wrong = 0;
-  for (std::size_t j = 0; j < flat.size(); ++j) wrong += flat[j] != base + scale * static_cast<float>(j % 7);
-  return wrong;
-}
-
-// One buffer of the model's total size: MPI_Allreduce (MPI_SUM) and ringsync's all-reduce (avg).
-void addTotals(Bench& b, std::vector<Case>& cases) {
-  const int rank = b.comm.rank(), n = b.comm.size();
-  b.flatMpi.resize(b.grads.total());
-  b.flatRing.resize(b.grads.total());
-  cases.push_back({{"mpi_total"}, [&b, rank] { fillFlat(b.flatMpi, rank); },
-                   [&b] {
-                     MPI_Allreduce(MPI_IN_PLACE, b.flatMpi.data(), static_cast<int>(b.flatMpi.size()), MPI_FLOAT,
-                                   MPI_SUM, MPI_COMM_WORLD);
+// One buffer of the model's total size: MPI_Allreduce (MPI_SUM; host memory only) and ringsync's
+// all-reduce (avg).
+void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
+  const bool device = s.device == "gpu";
+  const int n = b.comm.size();
+  if (!device) {
+    Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, false));
+    const GradientBuffer g = flat.buffers()[0];
+    cases.push_back({{"mpi_total"}, [&b, &flat] { flat.fill(b.comm.rank()); },
+                     [g] { MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+                     [&flat, n] { return flat.countWrong(n, true); }, {}});
+  }
+  Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, device));
+  const GradientBuffer g = flat.buffers()[0];
+  cases.push_back({{"ring_total"}, [&b, &flat] { flat.fill(b.comm.rank()); },
+                   [&b, g] {
+                     b.comm.allreduce(g.data, g.data, g.count, g.type, ReduceOp::kAvg, b.stream.stream());
+                     b.stream.synchronize();
                    },
-                   [&b, n] { return flatWrong(b.flatMpi, static_cast<float>(n * (n - 1) / 2), static_cast<float>(n)); },
-                   {}});
-  cases.push_back({{"ring_total"}, [&b, rank] { fillFlat(b.flatRing, rank); },
-                   [&b] {
-                     b.comm.allreduce(b.flatRing.data(), b.flatRing.data(), b.flatRing.size(), DataType::kFloat32,
-                                      ReduceOp::kAvg);
-                   },
-                   [&b, n] { return flatWrong(b.flatRing, (n - 1) / 2.0f, 1.0f); }, {}});
+                   [&flat, n] { return flat.countWrong(n, false); }, {}});
 }
 
 // The gradients hold the average after any of the remaining cases, and averaging an average
@@ -263,14 +271,15 @@ void addPerTensor(Bench& b, std::vector<Case>& cases) {
                    [&b] {
                      const auto& g = b.grads.buffers();
                      for (std::size_t i = g.size(); i-- > 0;)
-                       b.comm.allreduce(g[i].data, g[i].data, g[i].count, g[i].type, ReduceOp::kAvg);
+                       b.comm.allreduce(g[i].data, g[i].data, g[i].count, g[i].type, ReduceOp::kAvg, b.stream.stream());
+                     b.stream.synchronize();
                    },
                    [&b] { return b.grads.countWrong(b.comm.size(), false); }, {}});
 }
 
 // Backward lasts as long as the fused averaging (median of its warm-up runs, unless --backward-ms),
-// spread over the tensors in proportion to their size and produced last to first, the same
-// schedule on every rank; each gradient is marked ready as it is made.
+// spread over the tensors in proportion to their size and produced last to first on the bench's
+// stream, the same schedule on every rank; each gradient is marked ready as it is made.
 void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double bucket, double first) {
   GradientAveragerOptions options;
   options.bucketBytes = toBytes(bucket);
@@ -283,14 +292,27 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
   Calibration& calibration = *b.calibrations.emplace_back(std::make_unique<Calibration>());
   calibration.seconds = s.backwardMs / 1e3;
   const bool calibrate = s.backwardMs <= 0;
-  double& backward = calibration.seconds;
   auto prepare = [&b] { b.grads.fill(b.comm.rank()); };
   auto countWrong = [&b] { return b.grads.countWrong(b.comm.size(), false); };
+  auto markAll = [&b](GradientAverager& averager, double backward) {
+    const auto& g = b.grads.buffers();
+    const auto start = Clock::now();
+    std::size_t done = 0;
+    for (std::size_t i = g.size(); i-- > 0;) {
+      done += g[i].count;
+      if (backward > 0) {
+        const double at = backward * static_cast<double>(done) / static_cast<double>(b.grads.total());
+        std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
+      }
+      averager.markReady(i, b.stream.stream());
+    }
+    averager.synchronize();
+  };
   Row row{"fused", mib(bucket), mib(first), fused.bucketCount()};
   cases.push_back({row, prepare,
-                   [&b, &fused, &calibration, calibrate] {
+                   [&b, &fused, &calibration, calibrate, markAll] {
                      const auto start = Clock::now();
-                     fused.averageAll();
+                     markAll(fused, 0);
                      if (!calibrate || !b.warmingUp) return;
                      calibration.samples.push_back(slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
                      calibration.seconds = median(calibration.samples);
@@ -298,26 +320,14 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
                    countWrong, {}});
   row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
   row.buckets = overlapped.bucketCount();
-  cases.push_back({row, prepare,
-                   [&b, &overlapped, &backward] {
-                     const auto& g = b.grads.buffers();
-                     const auto start = Clock::now();
-                     std::size_t done = 0;
-                     for (std::size_t i = g.size(); i-- > 0;) {
-                       done += g[i].count;
-                       const double at = backward * static_cast<double>(done) / static_cast<double>(b.grads.total());
-                       std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
-                       overlapped.markReady(i);
-                     }
-                     overlapped.synchronize();
-                   },
+  cases.push_back({row, prepare, [&overlapped, &calibration, markAll] { markAll(overlapped, calibration.seconds); },
                    countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; }});
 }
 
-std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads) {
-  Bench b{comm, grads, {}, {}, {}, {}, true};
+std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads, bench::PerfStream& stream) {
+  Bench b{comm, grads, stream, {}, {}, {}, true};
   std::vector<Case> cases;
-  addTotals(b, cases);
+  addTotals(s, b, cases);
   addPerTensor(b, cases);
   for (double bucket : s.bucketMiB)
     for (double first : s.firstBucketMiB) addFusedPair(s, b, cases, bucket, first);
@@ -325,6 +335,12 @@ std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads)
   std::vector<Row> rows;
   for (const Case& c : cases) rows.push_back(c.row);
   return rows;
+}
+
+const Row* findRow(const std::vector<Row>& rows, const std::string& mode) {
+  for (const Row& r : rows)
+    if (r.mode == mode) return &r;
+  return nullptr;
 }
 
 void print(const std::vector<Row>& rows, const Settings& s, std::size_t total, int n) {
@@ -340,19 +356,29 @@ void print(const std::vector<Row>& rows, const Settings& s, std::size_t total, i
     std::printf("  %-14s %7s %7s %8zu %10.3f %10.2f %10.2f %11s %7zu\n", r.mode.c_str(), r.bucket.c_str(),
                 r.first.c_str(), r.buckets, r.seconds * 1e3, algbw, algbw * busFactor, exposed, r.wrong);
   }
-  // The targets, from the first fused/overlap pair (and every pair with a sweep).
-  const Row* ring = &rows[1];
-  const Row* perTensor = &rows[2];
-  std::printf("#\n# ratios (targets: per_tensor/fused >= 5x; fused busbw >= 90%% of ring_total; exposed <= 50%% "
-              "of fused)\n");
-  for (std::size_t i = 3; i + 1 < rows.size(); i += 2)
-    std::printf("#   bucket %s first %s: per_tensor/fused = %.2fx, fused/ring_total busbw = %.0f%%, "
-                "fused/mpi_total busbw = %.0f%%, exposed/fused = %.0f%%\n",
-                rows[i].bucket.c_str(), rows[i].first.c_str(), perTensor->seconds / rows[i].seconds,
-                100 * ring->seconds / rows[i].seconds, 100 * rows[0].seconds / rows[i].seconds,
-                100 * rows[i + 1].exposed / rows[i].seconds);
-  std::printf("# warmup %d, iters %d, medians of the slowest rank; %s gradients%s\n", s.warmup, s.iters,
-              s.arena ? "arena" : "separate", s.compress ? ", fp16 on the wire" : "");
+  // The targets, for every fused/overlap pair of the sweep.
+  const Row* mpi = findRow(rows, "mpi_total");
+  const Row* ring = findRow(rows, "ring_total");
+  const Row* perTensor = findRow(rows, "per_tensor");
+  std::printf("#\n# ratios (targets: per_tensor/fused >= 5x; fused busbw >= 90%% of one all-reduce of the same size; "
+              "exposed <= 50%% of fused)\n");
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+    if (rows[i].mode != "fused") continue;
+    const Row& fused = rows[i];
+    std::printf("#   bucket %s first %s: per_tensor/fused = %.2fx, fused/ring_total busbw = %.0f%%", fused.bucket.c_str(),
+                fused.first.c_str(), perTensor->seconds / fused.seconds, 100 * ring->seconds / fused.seconds);
+    if (mpi) std::printf(", fused/mpi_total busbw = %.0f%%", 100 * mpi->seconds / fused.seconds);
+    std::printf(", exposed/fused = %.0f%%\n", 100 * rows[i + 1].exposed / fused.seconds);
+  }
+  std::printf("# warmup %d, iters %d, medians of the slowest rank; %s gradients in %s memory%s\n", s.warmup, s.iters,
+              s.arena ? "arena" : "separate", s.device == "gpu" ? "device" : "host", s.compress ? ", fp16 on the wire" : "");
+}
+
+// The model's tensor sizes, each divided by --scale-down (at least one element).
+std::vector<std::size_t> tensorCounts(const std::vector<Tensor>& model, std::size_t scaleDown) {
+  std::vector<std::size_t> counts;
+  for (const Tensor& t : model) counts.push_back(std::max<std::size_t>(1, t.count() / scaleDown));
+  return counts;
 }
 
 }  // namespace
@@ -361,16 +387,16 @@ int main(int argc, char** argv) {
   MpiEnvironment mpi(&argc, &argv);
   Settings s;
   CLI::App app{"fusion_perf: ResNet-50 gradient averaging, per tensor vs fused vs fused + overlapped"};
-  app.add_option("-w,--warmup", s.warmup, "warm-up runs per mode")->check(CLI::NonNegativeNumber);
-  app.add_option("-n,--iters", s.iters, "timed runs per mode (median reported)")->check(CLI::PositiveNumber);
+  app.add_option("-w,--warmup", s.warmup, "warm-up rounds")->check(CLI::NonNegativeNumber);
+  app.add_option("-n,--iters", s.iters, "timed rounds (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--bucket-mib", s.bucketMiB, "bucket sizes to sweep, MiB")->delimiter(',');
   app.add_option("--first-bucket-mib", s.firstBucketMiB, "first bucket sizes to sweep, MiB")->delimiter(',');
+  app.add_option("--device", s.device, "where the gradients live")->check(CLI::IsMember({"cpu", "gpu"}));
   app.add_flag("--arena", s.arena, "gradients back to back in one buffer (buckets then all-reduce in place)");
-  app.add_flag("--compress", s.compress, "fp16 on the wire");
+  app.add_flag("--compress", s.compress, "fp16 on the wire (host buffers)");
   app.add_option("--backward-ms", s.backwardMs, "simulated backward duration (default: the fused time)");
+  app.add_option("--scale-down", s.scaleDown, "divide every tensor's size by this")->check(CLI::PositiveNumber);
   app.add_flag("--list-shapes", s.listShapes, "print the model's tensors and exit");
-  app.add_option("--scale-down", s.scaleDown, "divide every tensor's size by this (at least 1 element each)")
-      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<Tensor> model = resnet50();
@@ -382,17 +408,25 @@ int main(int argc, char** argv) {
   }
   Communicator comm(MPI_COMM_WORLD);
   if (s.listShapes) {
-    if (comm.rank() == 0)
-      for (const Tensor& t : model) std::printf("%-32s %zu\n", t.name.c_str(), t.count());
+    for (const Tensor& t : model)
+      if (comm.rank() == 0) std::printf("%-32s %zu\n", t.name.c_str(), t.count());
     return 0;
   }
-  Gradients grads(model, s.arena, s.scaleDown);
+  const bool device = s.device == "gpu";
+  const std::string whyNot = device ? bench::selectDevice(comm.localRank(), comm.options().cudaDevice) : "";
+  if (slowestRank(whyNot.empty() ? 0.0 : 1.0) > 0) {  // every rank needs its GPU
+    if (comm.rank() == 0) std::fprintf(stderr, "fusion_perf: --device gpu: %s\n", whyNot.c_str());
+    return 2;
+  }
+  auto stream = device ? bench::makeDeviceStream() : bench::makeHostStream();
+  Gradients grads(tensorCounts(model, s.scaleDown), s.arena, device);
   if (comm.rank() == 0)
-    std::printf("# fusion_perf: ResNet-50%s, %zu float32 gradient tensors, %zu parameters (%.1f MB), %d ranks, "
-                "MPI thread level %s\n# %s\n", s.scaleDown > 1 ? (" scaled down " + std::to_string(s.scaleDown) + "x").c_str() : "",
-                model.size(), grads.total(), static_cast<double>(grads.total()) * 4 / 1e6, comm.size(),
+    std::printf("# fusion_perf: ResNet-50%s, %zu float32 gradient tensors, %zu parameters (%.1f MB) in %s memory, "
+                "%d ranks, MPI thread level %s\n# %s\n",
+                s.scaleDown > 1 ? (" scaled down " + std::to_string(s.scaleDown) + "x").c_str() : "", model.size(),
+                grads.total(), static_cast<double>(grads.total()) * 4 / 1e6, device ? "device" : "host", comm.size(),
                 threadLevelName(comm.mpiThreadLevel()), comm.options().describe().c_str());
-  const std::vector<Row> rows = runAll(s, comm, grads);
+  const std::vector<Row> rows = runAll(s, comm, grads, *stream);
   std::size_t wrong = 0;
   for (const Row& r : rows) wrong += r.wrong;
   if (comm.rank() == 0) print(rows, s, grads.total(), comm.size());

@@ -17,7 +17,7 @@ if(RINGSYNC_BUILD_TESTS)
               --trainer $<TARGET_FILE:ringsync-train> --mpirun ${MPIEXEC_EXECUTABLE} --timeout 50
               --png ${CMAKE_CURRENT_BINARY_DIR}/scaling_quick.png)
     set_tests_properties(bench_scaling_perf_quick PROPERTIES TIMEOUT 120 LABELS "mpi;bench;trainer" PROCESSORS 2
-      PASS_REGULAR_EXPRESSION "strong +4 +256 +64\\.0 .*# plot: "
+      PASS_REGULAR_EXPRESSION "strong +4 +512 +128\\.0 .*# plot: "
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_pml=ob1;RINGSYNC_TIMEOUT_SECONDS=60")
   endif()
 endif()

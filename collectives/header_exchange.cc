@@ -1,5 +1,7 @@
 #include "header_exchange.h"
 
+#include <sched.h>
+
 #include <cstring>
 
 #include "mpi_check.h"
@@ -9,16 +11,59 @@ namespace ringsync::detail {
 
 HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
     : rank_(rank), size_(size), maxPayloadBytes_(maxPayloadBytes),
-      slotBytes_((sizeof(CallHeader) + maxPayloadBytes + 63) / 64 * 64),
+      slotBytes_((sizeof(CallHeader) + maxPayloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes),
       payloadBytes_(static_cast<std::size_t>(size), 0) {
   for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
 }
+
+HeaderExchange::HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t maxPayloadBytes)
+    : rank_(rank), size_(size), maxPayloadBytes_(maxPayloadBytes),
+      slotBytes_((sizeof(CallHeader) + maxPayloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes),
+      payloadBytes_(static_cast<std::size_t>(size), 0), comm_(comm) {
+  shared_ = SharedSlots::create(comm, kLineBytes + 2 * sharedSlotBytes());
+  if (!shared_)
+    for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
+}
+
+HeaderExchange::~HeaderExchange() = default;
 
 void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
                          Deadline& deadline) {
   begin(comm, mine, payload, payloadBytes);
   complete(deadline);
 }
+
+void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
+  if (payloadBytes > maxPayloadBytes_)
+    throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
+                          std::to_string(maxPayloadBytes_));
+  if (comm != comm_) {
+    if (shared_) throw InvalidArgument("HeaderExchange: every round must use the communicator it was made for");
+    for (Round& r : rounds_) r.requests.reset();  // receives posted on another communicator
+    for (Round& r : rounds_) r.armed = false;
+    comm_ = comm;
+  }
+  payloadBytes_[static_cast<std::size_t>(rank_)] = payloadBytes;
+  if (shared_) {
+    beginShared(mine, payload, payloadBytes);
+  } else {
+    beginPointToPoint(mine, payload, payloadBytes);
+  }
+}
+
+void HeaderExchange::complete(Deadline& deadline) {
+  if (size_ == 1) return;
+  if (shared_) {
+    completeShared(deadline);
+  } else {
+    completePointToPoint(deadline);
+  }
+  const int left = (rank_ - 1 + size_) % size_;
+  if ((header(left).flags & kFlagEarlyRingSend) && !(header(rank_).flags & kFlagEarlyRingSend))
+    discardEarlyRingSend(deadline);
+}
+
+// ---- point-to-point rounds ----------------------------------------------------------------------
 
 // Receives first (here, ahead of the round), so that incoming messages land in place.
 void HeaderExchange::arm(Round& round) {
@@ -30,22 +75,13 @@ void HeaderExchange::arm(Round& round) {
   round.armed = true;
 }
 
-void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
-  if (payloadBytes > maxPayloadBytes_)
-    throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
-                          std::to_string(maxPayloadBytes_));
+void HeaderExchange::beginPointToPoint(const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
   Round& round = rounds_[next_];
   std::byte* own = slot(round, rank_);
   std::memcpy(own, &mine, sizeof mine);
   if (payloadBytes > 0) std::memcpy(own + sizeof mine, payload, payloadBytes);
-  payloadBytes_[static_cast<std::size_t>(rank_)] = payloadBytes;
   last_ = next_;
   if (size_ == 1) return;
-  if (comm != comm_) {
-    for (Round& r : rounds_) r.requests.reset();  // receives posted on another communicator
-    for (Round& r : rounds_) r.armed = false;
-    comm_ = comm;
-  }
   if (!round.armed) arm(round);
   for (int step = 1; step < size_; ++step) {
     const int to = (rank_ + step) % size_;
@@ -53,8 +89,7 @@ void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* pa
   }
 }
 
-void HeaderExchange::complete(Deadline& deadline) {
-  if (size_ == 1) return;
+void HeaderExchange::completePointToPoint(Deadline& deadline) {
   Round& round = rounds_[last_];
   round.requests->waitAll(deadline);
   round.armed = false;
@@ -70,9 +105,54 @@ void HeaderExchange::complete(Deadline& deadline) {
   }
   next_ = 1 - last_;
   arm(rounds_[next_]);
-  const int left = (rank_ - 1 + size_) % size_;
-  if ((header(left).flags & kFlagEarlyRingSend) && !(header(rank_).flags & kFlagEarlyRingSend))
-    discardEarlyRingSend(deadline);
+}
+
+const std::byte* HeaderExchange::slot(int r) const {
+  if (shared_) return sharedSlot(r, sharedRound_) + kLineBytes;
+  return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
+}
+
+// ---- shared-memory rounds -----------------------------------------------------------------------
+
+std::uint64_t* HeaderExchange::publishedRound(int r) const {
+  return reinterpret_cast<std::uint64_t*>(shared_->region(r));
+}
+
+std::byte* HeaderExchange::sharedSlot(int r, std::uint64_t round) const {
+  return shared_->region(r) + kLineBytes + (round % 2) * sharedSlotBytes();
+}
+
+void HeaderExchange::beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
+  const std::uint64_t round = ++sharedRound_;
+  std::byte* own = sharedSlot(rank_, round);
+  const std::uint64_t size = payloadBytes;
+  std::memcpy(own, &size, sizeof size);
+  std::memcpy(own + kLineBytes, &mine, sizeof mine);
+  if (payloadBytes > 0) std::memcpy(own + kLineBytes + sizeof mine, payload, payloadBytes);
+  // Release: a peer that sees the new round number also sees the slot written above.
+  __atomic_store_n(publishedRound(rank_), round, __ATOMIC_RELEASE);
+}
+
+void HeaderExchange::completeShared(Deadline& deadline) {
+  const std::uint64_t round = sharedRound_;
+  for (int step = 1; step < size_; ++step) {
+    const int from = (rank_ - step + size_) % size_;
+    while (__atomic_load_n(publishedRound(from), __ATOMIC_ACQUIRE) < round) {
+      // Spinning on memory never enters MPI, so nothing else yields the CPU for us: with more
+      // ranks than CPUs, the peer we wait for may need this one.
+      if (shared_->oversubscribed()) sched_yield();
+      deadline.idle([&] {
+        std::vector<int> late;
+        for (int r = 0; r < size_; ++r)
+          if (__atomic_load_n(publishedRound(r), __ATOMIC_ACQUIRE) < round) late.push_back(r);
+        return late;
+      });
+    }
+    deadline.progressed();
+    std::uint64_t size = 0;
+    std::memcpy(&size, sharedSlot(from, round), sizeof size);
+    payloadBytes_[static_cast<std::size_t>(from)] = static_cast<std::size_t>(size);
+  }
 }
 
 // The left neighbour started a ring all-reduce early, but this rank is in another call and posted

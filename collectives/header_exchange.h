@@ -1,5 +1,7 @@
 // One round in which every rank sends its CallHeader, optionally followed by a small payload, to
-// every other rank, and receives theirs: n-1 messages each way, latency one alpha.
+// every other rank, and receives theirs: n-1 messages each way, latency one alpha. When every
+// rank of the communicator is on this node the round goes through shared memory instead
+// (SharedSlots): each rank writes its slot and publishes the round number; peers read in place.
 //
 // It is both the consistency check (every rank sees every rank's fingerprint, so every rank
 // reaches the same verdict and can name the same culprits) and the small-message transport:
@@ -8,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -15,6 +18,7 @@
 
 #include "call_header.h"
 #include "scratch_buffer.h"
+#include "shared_slots.h"
 #include "transport.h"
 
 namespace ringsync::detail {
@@ -29,7 +33,14 @@ inline constexpr std::uint32_t kFlagEarlyRingSend = 1u << 31;
 class HeaderExchange {
  public:
   // `maxPayloadBytes` bounds what any rank may attach; receive slots are sized for it up front.
+  // Point-to-point rounds only.
   HeaderExchange(int rank, int size, std::size_t maxPayloadBytes);
+  // Collective over `comm` (the communicator every round will use): shared-memory rounds when all
+  // of its ranks are on this node, point-to-point otherwise.
+  HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t maxPayloadBytes);
+  ~HeaderExchange();
+  HeaderExchange(const HeaderExchange&) = delete;
+  HeaderExchange& operator=(const HeaderExchange&) = delete;
 
   // Sends [mine | payload] to every peer and receives every peer's. Blocks under `deadline`.
   void run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
@@ -48,6 +59,7 @@ class HeaderExchange {
 
   std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
   int size() const { return size_; }
+  bool sharedMemory() const { return shared_ != nullptr; }
 
  private:
   // One set of [header | payload] slots (one per rank; the own slot is what is sent) and the
@@ -60,11 +72,22 @@ class HeaderExchange {
     bool armed = false;  // receives posted, not yet completed
   };
   std::byte* slot(Round& round, int r) { return round.slots.data() + static_cast<std::size_t>(r) * slotBytes_; }
-  const std::byte* slot(int r) const {
-    return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
-  }
+  const std::byte* slot(int r) const;
   void arm(Round& round);
+  void beginPointToPoint(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
+  void completePointToPoint(Deadline& deadline);
   void discardEarlyRingSend(Deadline& deadline);
+
+  // Shared-memory rounds. Rank r's region: one cache line with the last round it published, then
+  // two [payload size (one line) | header | payload] slots used by alternate rounds. A rank reuses
+  // a slot two rounds later, when every peer has published the round in between and so has
+  // finished reading it.
+  static constexpr std::size_t kLineBytes = 64;
+  std::size_t sharedSlotBytes() const { return kLineBytes + slotBytes_; }
+  std::uint64_t* publishedRound(int r) const;
+  std::byte* sharedSlot(int r, std::uint64_t round) const;
+  void beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
+  void completeShared(Deadline& deadline);
 
   int rank_;
   int size_;
@@ -75,6 +98,8 @@ class HeaderExchange {
   int last_ = 0;  // the round header()/payload() read
   std::vector<std::size_t> payloadBytes_;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::unique_ptr<SharedSlots> shared_;  // null: point-to-point rounds
+  std::uint64_t sharedRound_ = 0;        // the round this rank last published
 };
 
 }  // namespace ringsync::detail

@@ -3,10 +3,13 @@
 //    scalar conversions in half.h, and the non-finite scan finds a NaN/Inf at any position;
 //  - RequestGroup's inline slots and its heap fallback, and discarding a message that is longer
 //    than its receive (what a mismatched early ring segment can be);
+//  - the shared-memory header rounds (payloads, slot reuse, a silent rank named in the timeout);
 //  - the ring that sends its first segment while the call fingerprints travel: when the calls
 //    disagree (another count, type, or another kind of collective) every rank still raises
 //    MismatchError, and the communicator is still in step afterwards (exact results).
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "collectives/half.h"
+#include "collectives/header_exchange.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/transport.h"
 #include "ringsync/ringsync.h"
@@ -126,6 +130,58 @@ TEST_CASE("perf transport: inline and heap request slots; a too-long message is 
   group.cancel(0);
   CHECK_FALSE(group.active(0));
   MPI_Comm_free(&self);
+}
+
+TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and payload", "[perf][exchange]") {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int rank = test::worldRank(), size = test::worldSize();
+  {
+    HeaderExchange exchange(comm, rank, size, 256);
+    CHECK(exchange.sharedMemory() == (size > 1));  // the tests run every rank on one node
+    std::size_t wrong = 0;
+    for (std::uint64_t round = 0; round < 7; ++round) {  // both slot parities, several times
+      CallHeader mine;
+      mine.sequence = round;
+      mine.count = static_cast<std::uint64_t>(rank);
+      std::vector<std::uint8_t> payload((round * 37 + static_cast<std::uint64_t>(rank) * 11) % 257);
+      for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(rank * 31 + i + round);
+      CallHeader call;
+      Deadline deadline(call, 30.0, 0.0, nullptr);
+      exchange.run(comm, mine, payload.data(), payload.size(), deadline);
+      for (int r = 0; r < size; ++r) {
+        const std::size_t bytes = (round * 37 + static_cast<std::uint64_t>(r) * 11) % 257;
+        wrong += exchange.header(r).sequence != round || exchange.header(r).count != static_cast<std::uint64_t>(r);
+        wrong += exchange.payloadBytes(r) != bytes;
+        for (std::size_t i = 0; i < std::min(bytes, exchange.payloadBytes(r)); ++i)
+          wrong += exchange.payload(r)[i] != static_cast<std::byte>(static_cast<std::uint8_t>(r * 31 + i + round));
+      }
+    }
+    INFO("rank " << rank << ": " << wrong << " wrong");
+    REQUIRE(test::allRanks(wrong == 0));
+  }
+  if (size > 1) {
+    // A rank that never publishes its round is named in the timeout, not waited for forever.
+    HeaderExchange exchange(comm, rank, size, 0);
+    std::string message;
+    if (rank != size - 1) {
+      CallHeader call;
+      Deadline deadline(call, 0.5, 0.0, nullptr);
+      try {
+        exchange.run(comm, call, nullptr, 0, deadline);
+      } catch (const TimeoutError& error) {
+        message = error.what();
+      }
+    } else {
+      message = "rank " + std::to_string(size - 1);  // the silent one
+    }
+    INFO("rank " << rank << ": " << message);
+    REQUIRE(test::allRanks(message.find("rank(s) " + std::to_string(size - 1)) != std::string::npos ||
+                           rank == size - 1));
+    MPI_Barrier(comm);
+  }
+  MPI_Comm_free(&comm);
 }
 
 namespace {

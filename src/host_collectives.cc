@@ -1,5 +1,6 @@
 // The Communicator's host-buffer collectives: fingerprint, deadline, algorithm choice, and the
 // abort-on-failure rule. The algorithms themselves live in collectives/.
+#include <algorithm>
 #include <cstring>
 
 #include "call_check.h"
@@ -25,6 +26,13 @@ void checkSameCallFast(const detail::HeaderExchange& exchange) {
   const CallHeader& first = exchange.header(0);
   for (int r = 1; r < exchange.size(); ++r)
     if (!detail::sameCall(exchange.header(r), first)) return detail::checkSameCall(exchange);
+}
+
+// RINGSYNC_SMALL_BYTES, and at most kPointToPointSmallBytes when the round is MPI point-to-point
+// (ranks on several nodes): there the ring overtakes the direct exchange much earlier than through
+// shared memory (options.h). Every rank reaches the same value: the mode is agreed at construction.
+std::size_t directLimit(const detail::HeaderExchange& exchange, const Options& options) {
+  return exchange.sharedMemory() ? options.smallBytes : std::min(options.smallBytes, Options::kPointToPointSmallBytes);
 }
 
 // The checks after a direct round. The common case (every rank agrees, nothing flagged) costs a
@@ -92,7 +100,7 @@ void Communicator::Impl::hostAllreduce(const void* send, void* recv, std::size_t
   detail::Deadline deadline = deadlineFor(header);
   const std::size_t bytes = count * dataTypeSize(type);
   const bool direct = bytes <= exchange->maxPayloadBytes() && options.algorithm != Algorithm::kRing &&
-                      (options.algorithm == Algorithm::kDirect || bytes <= options.smallBytes);
+                      (options.algorithm == Algorithm::kDirect || bytes <= directLimit(*exchange, options));
   guarded([&] {
     if (direct) {
       exchange->run(comm, header, send, bytes, deadline);
@@ -113,7 +121,7 @@ void Communicator::Impl::hostBroadcast(void* buf, std::size_t count, DataType ty
   const CallHeader header = nextHeader(CollectiveKind::kBroadcast, count, static_cast<int>(type), -1, root);
   detail::Deadline deadline = deadlineFor(header);
   const std::size_t bytes = count * dataTypeSize(type);
-  const bool direct = bytes <= exchange->maxPayloadBytes() && bytes <= options.smallBytes;
+  const bool direct = bytes <= exchange->maxPayloadBytes() && bytes <= directLimit(*exchange, options);
   guarded([&] {
     if (direct) {
       exchange->run(comm, header, rank == root ? buf : nullptr, rank == root ? bytes : 0, deadline);

@@ -1,5 +1,6 @@
 #include "perf_harness.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,7 @@ namespace ringsync::bench {
 namespace {
 
 constexpr unsigned char kSentinel = 0xA5;  // what a result buffer holds before the collective writes it
+constexpr int kRounds = 4;                  // timed iterations are split into this many interleaved rounds
 
 // The per-size measurements over buffers allocated once for the largest size.
 class PerfSweep {
@@ -57,23 +59,16 @@ class PerfSweep {
     PerfRow row;
     row.bytes = bytes;
     row.count = bytes / dataTypeSize(args_.type);
-    const bool mpiOnly = args_.backend == PerfBackend::kMpi;
-    auto ringsyncCall = [&](const void* s, void* r) {
-      collective_.run(comm_, s, r, row.count, args_, *stream_);
-    };
-    auto mpiCall = [&](const void* s, void* r) { collective_.runMpi(mpi_, s, r, row.count, args_); };
-    auto uncheckedCall = [&](const void* s, void* r) {
-      collective_.run(*unchecked_, s, r, row.count, args_, *stream_);
-    };
-    if (mpiOnly) {
-      row.outOfPlace = measureForm(row.count, false, mpiCall);
-      row.inPlace = measureForm(row.count, true, mpiCall);
-      return row;
+    const Who measured = args_.backend == PerfBackend::kMpi ? Who::kMpi : Who::kRingsync;
+    std::vector<Form> forms;
+    forms.push_back({measured, false, &row.outOfPlace});
+    forms.push_back({measured, true, &row.inPlace});
+    if (args_.compare != PerfCompare::kNone) {
+      row.baseline.emplace();
+      forms.push_back({args_.compare == PerfCompare::kMpi ? Who::kMpi : Who::kUnchecked, false, &*row.baseline});
     }
-    row.outOfPlace = measureForm(row.count, false, ringsyncCall);
-    row.inPlace = measureForm(row.count, true, ringsyncCall);
-    if (args_.compare == PerfCompare::kMpi) row.baseline = measureForm(row.count, false, mpiCall);
-    if (args_.compare == PerfCompare::kNoCheck) row.baseline = measureForm(row.count, false, uncheckedCall);
+    for (const Form& form : forms) checkAndWarm(form, row.count);
+    timeInterleaved(forms, row.count);
     return row;
   }
 
@@ -94,28 +89,60 @@ class PerfSweep {
     recv_->upload(hostRecv(), bytes);
   }
 
-  template <typename Call> PerfMeasure measureForm(std::size_t count, bool inPlace, Call&& call) {
-    const void* send = inPlace ? recv_->data() : send_->data();
+  enum class Who { kRingsync, kUnchecked, kMpi };
+  struct Form {
+    Who who;
+    bool inPlace;
+    PerfMeasure* result;
+  };
+
+  void call(const Form& form, std::size_t count) {
+    const void* send = form.inPlace ? recv_->data() : send_->data();
     void* recv = recv_->data();
-    PerfMeasure m;
-    prepare(count, inPlace);
+    switch (form.who) {
+      case Who::kRingsync: return collective_.run(comm_, send, recv, count, args_, *stream_);
+      case Who::kUnchecked: return collective_.run(*unchecked_, send, recv, count, args_, *stream_);
+      case Who::kMpi: return collective_.runMpi(mpi_, send, recv, count, args_);
+    }
+  }
+
+  // The check (one call on fresh input, compared with the closed form) and the warm-up.
+  void checkAndWarm(const Form& form, std::size_t count) {
+    prepare(count, form.inPlace);
     if (args_.check) {
-      call(send, recv);
+      call(form, count);
       stream_->synchronize();
       recv_->download(hostRecv(), count * dataTypeSize(args_.type));
-      m.wrong = sumOverRanks(collective_.countWrong(hostRecv(), count, context_));
+      form.result->wrong = sumOverRanks(collective_.countWrong(hostRecv(), count, context_));
     }
-    for (int i = 0; i < args_.warmup; ++i) call(send, recv);
-    MPI_Barrier(MPI_COMM_WORLD);
-    stream_->start();
-    for (int i = 0; i < args_.iterations; ++i) call(send, recv);
-    double seconds = stream_->stopSeconds() / args_.iterations;
-    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < args_.warmup; ++i) call(form, count);
+    stream_->synchronize();
+  }
+
+  // The timed iterations of all forms, interleaved in rounds with the order rotated each round,
+  // so that a slow spell of this shared machine does not land on one form only.
+  void timeInterleaved(const std::vector<Form>& forms, std::size_t count) {
+    const int rounds = std::min(args_.iterations, kRounds);
+    std::vector<double> seconds(forms.size(), 0.0);
+    for (int r = 0; r < rounds; ++r) {
+      const int iterations = args_.iterations * (r + 1) / rounds - args_.iterations * r / rounds;
+      for (std::size_t k = 0; k < forms.size(); ++k) {
+        const std::size_t f = (k + static_cast<std::size_t>(r)) % forms.size();
+        MPI_Barrier(MPI_COMM_WORLD);
+        stream_->start();
+        for (int i = 0; i < iterations; ++i) call(forms[f], count);
+        double elapsed = stream_->stopSeconds();
+        MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        seconds[f] += elapsed;
+      }
+    }
     const double bytes = static_cast<double>(count * dataTypeSize(args_.type));
-    m.seconds = seconds;
-    m.algbw = seconds > 0 ? bytes / seconds / 1e9 : 0;
-    m.busbw = m.algbw * collective_.busFactor(context_.ranks);
-    return m;
+    for (std::size_t f = 0; f < forms.size(); ++f) {
+      PerfMeasure& m = *forms[f].result;
+      m.seconds = seconds[f] / args_.iterations;
+      m.algbw = m.seconds > 0 ? bytes / m.seconds / 1e9 : 0;
+      m.busbw = m.algbw * collective_.busFactor(context_.ranks);
+    }
   }
 
   static std::size_t sumOverRanks(std::size_t value) {

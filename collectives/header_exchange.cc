@@ -107,20 +107,7 @@ void HeaderExchange::completePointToPoint(Deadline& deadline) {
   arm(rounds_[next_]);
 }
 
-const std::byte* HeaderExchange::slot(int r) const {
-  if (shared_) return sharedSlot(r, sharedRound_) + kLineBytes;
-  return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
-}
-
 // ---- shared-memory rounds -----------------------------------------------------------------------
-
-std::uint64_t* HeaderExchange::publishedRound(int r) const {
-  return reinterpret_cast<std::uint64_t*>(shared_->region(r));
-}
-
-std::byte* HeaderExchange::sharedSlot(int r, std::uint64_t round) const {
-  return shared_->region(r) + kLineBytes + (round % 2) * sharedSlotBytes();
-}
 
 void HeaderExchange::beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
   const std::uint64_t round = ++sharedRound_;
@@ -173,9 +160,5 @@ void HeaderExchange::discardEarlyRingSend(Deadline& deadline) {
   RINGSYNC_CHECK_MPI(MPI_Mrecv(sink.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
   deadline.progressed();
 }
-
-const CallHeader& HeaderExchange::header(int r) const { return *reinterpret_cast<const CallHeader*>(slot(r)); }
-
-const std::byte* HeaderExchange::payload(int r) const { return slot(r) + sizeof(CallHeader); }
 
 }  // namespace ringsync::detail

@@ -53,8 +53,8 @@ class HeaderExchange {
 
   // After run(): what rank `r` sent. For the own rank, a copy of what this rank attached (so an
   // in-place caller may overwrite its buffer while still reading its own contribution here).
-  const CallHeader& header(int r) const;
-  const std::byte* payload(int r) const;
+  const CallHeader& header(int r) const { return *reinterpret_cast<const CallHeader*>(slot(r)); }
+  const std::byte* payload(int r) const { return slot(r) + sizeof(CallHeader); }
   std::size_t payloadBytes(int r) const { return payloadBytes_[static_cast<std::size_t>(r)]; }
 
   std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
@@ -72,7 +72,11 @@ class HeaderExchange {
     bool armed = false;  // receives posted, not yet completed
   };
   std::byte* slot(Round& round, int r) { return round.slots.data() + static_cast<std::size_t>(r) * slotBytes_; }
-  const std::byte* slot(int r) const;
+  // The [header | payload] rank r contributed to the last round (inline: read on every call).
+  const std::byte* slot(int r) const {
+    if (shared_) return sharedSlot(r, sharedRound_) + kLineBytes;
+    return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
+  }
   void arm(Round& round);
   void beginPointToPoint(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
   void completePointToPoint(Deadline& deadline);
@@ -84,8 +88,10 @@ class HeaderExchange {
   // finished reading it.
   static constexpr std::size_t kLineBytes = 64;
   std::size_t sharedSlotBytes() const { return kLineBytes + slotBytes_; }
-  std::uint64_t* publishedRound(int r) const;
-  std::byte* sharedSlot(int r, std::uint64_t round) const;
+  std::uint64_t* publishedRound(int r) const { return reinterpret_cast<std::uint64_t*>(shared_->region(r)); }
+  std::byte* sharedSlot(int r, std::uint64_t round) const {
+    return shared_->region(r) + kLineBytes + (round % 2) * sharedSlotBytes();
+  }
   void beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
   void completeShared(Deadline& deadline);
 

@@ -1,6 +1,7 @@
 // The Communicator's host-buffer collectives: fingerprint, deadline, algorithm choice, and the
 // abort-on-failure rule. The algorithms themselves live in collectives/.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "call_check.h"
@@ -21,11 +22,16 @@ using detail::Route;
 namespace {
 
 // Nearly every call matches: compare the fingerprints in place and let checkSameCall build its
-// message (which allocates) only when they do not. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
+// message (which allocates) only when they do not. sameCall() compares every field but `flags`,
+// the header's last member, so equal leading bytes mean the same call; any difference goes to
+// checkSameCall, which decides field by field. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
+static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
+              "flags must be the last member of CallHeader");
 void checkSameCallFast(const detail::HeaderExchange& exchange) {
   const CallHeader& first = exchange.header(0);
   for (int r = 1; r < exchange.size(); ++r)
-    if (!detail::sameCall(exchange.header(r), first)) return detail::checkSameCall(exchange);
+    if (std::memcmp(&exchange.header(r), &first, offsetof(CallHeader, flags)) != 0)
+      return detail::checkSameCall(exchange);
 }
 
 // RINGSYNC_SMALL_BYTES, and at most kPointToPointSmallBytes when the round is MPI point-to-point

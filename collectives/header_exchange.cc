@@ -2,23 +2,34 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "mpi_check.h"
 #include "ringsync/errors.h"
+#include "ringsync/options.h"
 
 namespace ringsync::detail {
 
+namespace {
+// A direct round makes every rank read (n-1) payloads: past Options::kDirectRoundBytes per rank
+// the ring moves less, so the capacity (and with it the direct path) shrinks as ranks grow.
+std::size_t payloadCapacity(int size, std::size_t requested) {
+  if (size < 2) return requested;
+  return std::min(requested, Options::kDirectRoundBytes / static_cast<std::size_t>(size - 1));
+}
+}  // namespace
+
 HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
-    : rank_(rank), size_(size), maxPayloadBytes_(maxPayloadBytes),
-      slotBytes_((sizeof(CallHeader) + maxPayloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes),
+    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, maxPayloadBytes)),
+      slotBytes_((sizeof(CallHeader) + maxPayloadBytes_ + kLineBytes - 1) / kLineBytes * kLineBytes),
       payloadBytes_(static_cast<std::size_t>(size), 0) {
   for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
 }
 
 HeaderExchange::HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t maxPayloadBytes)
-    : rank_(rank), size_(size), maxPayloadBytes_(maxPayloadBytes),
-      slotBytes_((sizeof(CallHeader) + maxPayloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes),
+    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, maxPayloadBytes)),
+      slotBytes_((sizeof(CallHeader) + maxPayloadBytes_ + kLineBytes - 1) / kLineBytes * kLineBytes),
       payloadBytes_(static_cast<std::size_t>(size), 0), comm_(comm) {
   shared_ = SharedSlots::create(comm, kLineBytes + 2 * sharedSlotBytes());
   if (!shared_)

@@ -22,11 +22,14 @@ struct Options {
   // RINGSYNC_SMALL_BYTES: all-reduces and broadcasts of at most this many bytes use the direct
   // exchange (every rank's data reaches every peer in one round, latency 1·α instead of
   // 2(n-1)·α). Capped at kMaxSmallBytes. When all ranks share a node the round goes through
-  // shared memory and peers read each other's data in place: measured at np=2 and np=4 it beats
-  // both the ring and MPI_Allreduce up to the cap (1.2-5x MPI), hence the default. Across nodes
-  // the round is MPI point-to-point, where the ring wins above ~32 KiB (measured at np=4): the
-  // direct exchange is then used up to min(smallBytes, kPointToPointSmallBytes).
-  std::size_t smallBytes = 256 * 1024;
+  // shared memory and peers read each other's data in place. Measured with allreduce_perf /
+  // broadcast_perf --compare mpi on this 2-core machine: all-reduce 1.2-5x MPI_Allreduce up to
+  // 1 MiB at np=2 and np=4 (the ring is 1.0-1.2x there), broadcast 2-5x MPI_Bcast; hence 1 MiB.
+  // Two limits apply whatever this says: a direct round moves at most kDirectRoundBytes per rank
+  // ((n-1)·S: with n ranks at most 3 MiB/(n-1) go direct), and across nodes the round is MPI
+  // point-to-point, where the ring wins above ~32 KiB (np=4), so there the limit is
+  // min(smallBytes, kPointToPointSmallBytes).
+  std::size_t smallBytes = 1024 * 1024;
   // RINGSYNC_ALGO=auto|ring|direct: force the host all-reduce algorithm.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
@@ -50,8 +53,9 @@ struct Options {
   std::size_t bucketBytes = 4 * 1024 * 1024;
   std::size_t firstBucketBytes = 1024 * 1024;
 
-  static constexpr std::size_t kMaxSmallBytes = 256 * 1024;
+  static constexpr std::size_t kMaxSmallBytes = 1024 * 1024;
   static constexpr std::size_t kPointToPointSmallBytes = 32 * 1024;
+  static constexpr std::size_t kDirectRoundBytes = 3 * 1024 * 1024;
 
   // Defaults overridden by the RINGSYNC_* variables that are set. A malformed value raises
   // InvalidArgument naming the variable.

@@ -149,6 +149,11 @@ void HeaderExchange::completeShared(Deadline& deadline) {
     deadline.progressed();
     std::uint64_t size = 0;
     std::memcpy(&size, sharedSlot(from, round), sizeof size);
+    // The slot holds at most maxPayloadBytes_ (a peer with other settings may claim more).
+    if (size > maxPayloadBytes_)
+      throw MismatchError(describeCall(header(rank_)) + ": rank " + std::to_string(from) + " published a " +
+                          std::to_string(size) + "-byte payload, more than the " + std::to_string(maxPayloadBytes_) +
+                          " bytes its slot holds (ranks disagree about RINGSYNC_SMALL_BYTES or RINGSYNC_ALGO)");
     payloadBytes_[static_cast<std::size_t>(from)] = static_cast<std::size_t>(size);
   }
 }

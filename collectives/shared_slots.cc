@@ -81,6 +81,10 @@ std::unique_ptr<SharedSlots> SharedSlots::create(MPI_Comm comm, std::size_t byte
 
   const std::size_t perRank = (bytesPerRank + kPageBytes - 1) / kPageBytes * kPageBytes;
   const std::size_t bytes = perRank * static_cast<std::size_t>(size);
+  // Every rank must lay the segment out alike; ranks with other settings use point-to-point.
+  unsigned long long range[2] = {perRank, ~static_cast<unsigned long long>(perRank)};
+  RINGSYNC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+  if (range[0] != perRank || ~range[1] != perRank) return nullptr;
   char name[kNameBytes] = {};
   std::byte* base = rank == 0 ? createSegment(bytes, name) : nullptr;
   RINGSYNC_CHECK_MPI(MPI_Bcast(name, kNameBytes, MPI_CHAR, 0, comm));

@@ -22,6 +22,11 @@ struct CallHeader {
 static_assert(sizeof(CallHeader) == 40, "CallHeader is sent as raw bytes");
 
 inline constexpr std::uint32_t kFlagNonFiniteInput = 1u << 0;  // RINGSYNC_CHECK_FINITE found NaN/Inf
+// CallHeader::flags bit: this rank's ring all-reduce sent its first segment to its right
+// neighbour (ring rank + 1) before the fingerprints were compared, to hide the exchange's latency
+// (RingAllreduce::startEarly). A neighbour that turns out to be in a different call must consume
+// that message so nothing stale is left for a later call; complete() does it.
+inline constexpr std::uint32_t kFlagEarlyRingSend = 1u << 31;
 
 const char* collectiveName(CollectiveKind kind);
 

@@ -23,12 +23,6 @@
 
 namespace ringsync::detail {
 
-// CallHeader::flags bit: this rank's ring all-reduce sent its first segment to its right
-// neighbour (ring rank + 1) before the fingerprints were compared, to hide the exchange's latency
-// (RingAllreduce::startEarly). A neighbour that turns out to be in a different call must consume
-// that message so nothing stale is left for a later call; complete() does it.
-// TODO(lead): belongs next to kFlagNonFiniteInput in call_header.h (not this file's owner's).
-inline constexpr std::uint32_t kFlagEarlyRingSend = 1u << 31;
 
 class HeaderExchange {
  public:

@@ -146,7 +146,7 @@ void RingAllreduce::finishReceive(std::size_t unit) {
   if (range.count == 0) return;  // nothing was posted (or, for an early unit 0, nothing expected)
   const std::size_t expected = range.count * elementBytes_;
   if (requests_.receivedBytes(recvSlot(unit)) != expected)
-    throw MismatchError("ring received " + std::to_string(requests_.receivedBytes(recvSlot(unit))) +
+    throw BackendError("ring received " + std::to_string(requests_.receivedBytes(recvSlot(unit))) +
                         " bytes from rank " + std::to_string(left_) + ", expected " + std::to_string(expected) +
                         " (ranks disagree about the call; RINGSYNC_CHECK=1 names them)");
   if (!inReduceScatter(unit)) return;  // all-gather data landed in place

@@ -62,10 +62,7 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   switch (s.route(kCall, send, recv)) {
     case Route::kHostRing: return s.hostAllreduce(send, recv, count, type, op);
     case Route::kNccl: return s.ncclAllreduce(send, recv, count, type, op, stream);
-    case Route::kStaged:
-      s.device->stagedAllreduce(send, recv, count, type, op, stream, s);
-      s.lastRoute = Route::kStaged;
-      return;
+    case Route::kStaged: return s.stagedAllreduce(send, recv, count, type, op, stream);
   }
 }
 
@@ -83,10 +80,7 @@ void Communicator::broadcast(void* buf, std::size_t count, DataType type, int ro
   switch (s.route(kCall, buf, buf)) {
     case Route::kHostRing: return s.hostBroadcast(buf, count, type, root);
     case Route::kNccl: return s.ncclBroadcast(buf, count, type, root, stream);
-    case Route::kStaged:
-      s.device->stagedBroadcast(buf, count, type, root, stream, s);
-      s.lastRoute = Route::kStaged;
-      return;
+    case Route::kStaged: return s.stagedBroadcast(buf, count, type, root, stream);
   }
 }
 

@@ -59,7 +59,7 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& opts) : options(opts) {
   std::size_t payloadCapacity = 0;
   if (size <= kDirectMaxRanks)
     payloadCapacity = options.algorithm == Algorithm::kDirect ? Options::kMaxSmallBytes : options.smallBytes;
-  exchange = std::make_unique<detail::HeaderExchange>(rank, size, payloadCapacity);
+  exchange = std::make_unique<detail::HeaderExchange>(comm, rank, size, payloadCapacity);
   device = detail::makeDevicePath({comm, rank, size, localRank, &options, &logger});
   if (rank == 0 && logger.enabled(LogLevel::kInfo))
     logger.info("communicator of " + std::to_string(size) + " ranks; " + options.describe());
@@ -130,9 +130,18 @@ void Communicator::Impl::agree(const detail::CallHeader& header, detail::Deadlin
 }
 
 detail::Route Communicator::Impl::route(const char* call, const void* send, const void* recv) {
-  detail::RouteInputs in{call, device->classify(send), device->classify(recv), options.backend, false, {}};
-  if (in.send == detail::MemoryKind::kDevice && in.recv == detail::MemoryKind::kDevice)
-    in.ncclUsable = device->ncclUsable(&in.ncclUnusableWhy);
+  const detail::MemoryKind sendKind = device->classify(send);
+  const detail::MemoryKind recvKind = send == recv ? sendKind : device->classify(recv);
+  detail::RouteInputs in{call, sendKind, recvKind, options.backend, false, {}};
+  if (in.send == detail::MemoryKind::kDevice && in.recv == detail::MemoryKind::kDevice) {
+    try {
+      in.ncclUsable = device->ncclUsable(&in.ncclUnusableWhy);  // the first call bootstraps NCCL (collective)
+    } catch (const Error& error) {
+      // A failed or timed-out bootstrap leaves peers out of step, like any failed collective.
+      if (error.code() != ErrorCode::kInvalidArgument) abort(error.what());
+      throw;
+    }
+  }
   return detail::chooseRoute(in);
 }
 

@@ -49,6 +49,11 @@ struct Communicator::Impl final : detail::HostCollectives {
   void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, CUstream_st* stream);
   void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
 
+  // Device buffers staged through pinned host memory and this communicator's host collectives.
+  void stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                       CUstream_st* stream);
+  void stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
+
   detail::Route route(const char* call, const void* send, const void* recv);
   void notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm);
 

@@ -21,19 +21,6 @@ using detail::Route;
 
 namespace {
 
-// Nearly every call matches: compare the fingerprints in place and let checkSameCall build its
-// message (which allocates) only when they do not. sameCall() compares every field but `flags`,
-// the header's last member, so equal leading bytes mean the same call; any difference goes to
-// checkSameCall, which decides field by field. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
-static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
-              "flags must be the last member of CallHeader");
-void checkSameCallFast(const detail::HeaderExchange& exchange) {
-  const CallHeader& first = exchange.header(0);
-  for (int r = 1; r < exchange.size(); ++r)
-    if (std::memcmp(&exchange.header(r), &first, offsetof(CallHeader, flags)) != 0)
-      return detail::checkSameCall(exchange);
-}
-
 // RINGSYNC_SMALL_BYTES, and at most kPointToPointSmallBytes when the round is MPI point-to-point
 // (ranks on several nodes): there the ring overtakes the direct exchange much earlier than through
 // shared memory (options.h). Every rank reaches the same value: the mode is agreed at construction.
@@ -44,7 +31,7 @@ std::size_t directLimit(const detail::HeaderExchange& exchange, const Options& o
 // The checks after a direct round. The common case (every rank agrees, nothing flagged) costs a
 // few comparisons; the functions that build error messages run only when something differs.
 void checkDirectRound(const detail::HeaderExchange& exchange, std::size_t bytes, bool checkCalls) {
-  if (checkCalls) checkSameCallFast(exchange);
+  if (checkCalls) detail::checkSameCall(exchange);
   bool flagged = false, sizesDiffer = false;
   for (int r = 0; r < exchange.size(); ++r) {
     flagged |= (exchange.header(r).flags & detail::kFlagNonFiniteInput) != 0;
@@ -70,7 +57,7 @@ void checkedRing(detail::HeaderExchange& exchange, MPI_Comm comm, CallHeader hea
   };
   try {
     exchange.complete(deadline);
-    checkSameCallFast(exchange);
+    detail::checkSameCall(exchange);
     detail::checkFiniteInputs(exchange);
   } catch (const MismatchError&) {
     withdraw();
@@ -131,7 +118,7 @@ void Communicator::Impl::hostBroadcast(void* buf, std::size_t count, DataType ty
   guarded([&] {
     if (direct) {
       exchange->run(comm, header, rank == root ? buf : nullptr, rank == root ? bytes : 0, deadline);
-      if (options.checkCalls) checkSameCallFast(*exchange);
+      if (options.checkCalls) detail::checkSameCall(*exchange);
       detail::checkPayloadBytes(*exchange, root, bytes);
       if (rank != root && bytes > 0) std::memcpy(buf, exchange->payload(root), bytes);
     } else {
@@ -158,7 +145,7 @@ void Communicator::Impl::hostBarrier() {
   // Hearing from every peer is the barrier; the fingerprints come along for free.
   guarded([&] {
     exchange->run(comm, header, nullptr, 0, deadline);
-    if (options.checkCalls) checkSameCallFast(*exchange);
+    if (options.checkCalls) detail::checkSameCall(*exchange);
   });
   notePlacement(header, Route::kHostRing, "direct");
 }
@@ -182,6 +169,19 @@ void Communicator::Impl::ncclBroadcast(void* buf, std::size_t count, DataType ty
     device->ncclBroadcast(buf, count, type, root, stream);
   });
   notePlacement(header, Route::kNccl, "nccl");
+}
+
+// The staged path runs this communicator's host collectives between its copies; a failure in a
+// copy (CUDA) must abort like a failure inside the collective, or peers would wait on this rank.
+void Communicator::Impl::stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                         CUstream_st* stream) {
+  guarded([&] { device->stagedAllreduce(send, recv, count, type, op, stream, *this); });
+  lastRoute = Route::kStaged;
+}
+
+void Communicator::Impl::stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) {
+  guarded([&] { device->stagedBroadcast(buf, count, type, root, stream, *this); });
+  lastRoute = Route::kStaged;
 }
 
 }  // namespace ringsync

@@ -46,7 +46,7 @@ struct Options {
   bool checkFinite = false;
   // RINGSYNC_LOG=error|warn|info|debug: to stderr with a [ringsync rank r] prefix.
   LogLevel logLevel = LogLevel::kWarn;
-  // RINGSYNC_CUDA_DEVICE: GPU used for NCCL; -1 means the rank's local rank on its node.
+  // RINGSYNC_CUDA_DEVICE: GPU used for NCCL; -1 means the local rank modulo the GPUs visible.
   int cudaDevice = -1;
   // RINGSYNC_BUCKET_BYTES / RINGSYNC_FIRST_BUCKET_BYTES: GradientAverager fusion buckets
   // (DDP-like: a small first bucket so communication starts early in backward).

@@ -15,8 +15,6 @@ namespace {
 // The first steps of a process pay for first-touch page faults and thread start-up; they are left
 // out of the throughput figure.
 constexpr std::size_t kWarmupSteps = 3;
-// Evaluation runs in slices of at least this many rows (the batch buffers are sized for it).
-constexpr std::size_t kMinEvaluationRows = 256;
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

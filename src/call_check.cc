@@ -43,16 +43,7 @@ std::vector<CallGroup> groupByCall(const HeaderExchange& exchange) {
 
 }  // namespace
 
-void checkSameCall(const HeaderExchange& exchange) {
-  // Nearly every call matches: compare the fingerprints in place and build the message (which
-  // allocates) only when they differ. sameCall() compares every field but `flags`, the header's
-  // last member, so equal leading bytes mean the same call. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
-  static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
-                "flags must be the last member of CallHeader");
-  bool allSame = true;
-  for (int r = 1; r < exchange.size(); ++r)
-    allSame = allSame && std::memcmp(&exchange.header(r), &exchange.header(0), offsetof(CallHeader, flags)) == 0;
-  if (allSame) return;
+void reportCallMismatch(const HeaderExchange& exchange) {
   const std::vector<CallGroup> groups = groupByCall(exchange);
   if (groups.size() == 1) return;
   // The ranks that differ from rank 0 first ("rank 2 called ...; ranks 0, 1 called ..."): with one

@@ -3,7 +3,9 @@
 // the same error, naming the same ranks, without another message.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "collectives/header_exchange.h"
@@ -27,8 +29,20 @@ SettingsRecord settingsRecord(const Options& options);
 // MismatchError naming, for every setting that differs, which ranks hold which value.
 void checkSameSettings(const std::vector<SettingsRecord>& ranks);
 
-// MismatchError naming every rank whose call differs from rank 0's, and both calls.
-void checkSameCall(const HeaderExchange& exchange);
+// MismatchError naming the ranks that made each different call (out of line: the rare case).
+[[gnu::noinline, gnu::cold]] void reportCallMismatch(const HeaderExchange& exchange);
+
+// MismatchError naming every rank whose call differs from rank 0's, and both calls. Nearly every
+// call matches, so this is inline and compares bytes: sameCall() compares every field but `flags`,
+// the header's last member, so equal leading bytes mean the same call. The message (which
+// allocates) is built only on a difference. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
+inline void checkSameCall(const HeaderExchange& exchange) {
+  static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
+                "flags must be the last member of CallHeader");
+  for (int r = 1; r < exchange.size(); ++r)
+    if (std::memcmp(&exchange.header(r), &exchange.header(0), offsetof(CallHeader, flags)) != 0)
+      return reportCallMismatch(exchange);
+}
 
 // NonFiniteError naming the ranks that flagged NaN/Inf in their input (RINGSYNC_CHECK_FINITE).
 void checkFiniteInputs(const HeaderExchange& exchange);

@@ -49,3 +49,8 @@ if(RINGSYNC_BUILD_TESTS)
   ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
     -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
 endif()
+
+# The memory-traffic bound the host ring is measured against (RESULTS.md).
+add_executable(copy_bandwidth ${CMAKE_CURRENT_LIST_DIR}/copy_bandwidth.cc)
+target_link_libraries(copy_bandwidth PRIVATE MPI::MPI_CXX CLI11::CLI11 ringsync_warnings)
+set_target_properties(copy_bandwidth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

@@ -1,0 +1,68 @@
+// copy_bandwidth: the memory-traffic bound of the host ring, measured the way the ring uses memory.
+// Every rank copies S bytes between two pre-touched buffers at the same time as the others (they
+// share the memory system), and reports S/t per rank, median over repetitions, max over ranks of
+// the time. A 2-rank ring moves about 2.5·S of traffic per rank when each received segment is
+// reduced while still in cache (see RESULTS.md), so its busbw is bounded by X·2(n-1)/n / (2.5·(n-1)/n·2)
+// = 0.8·X at np=2 (8X/(5n) in general), X being this copy rate.
+//   mpirun -np 2 build/bin/copy_bandwidth [-b 2M -e 128M -f 4 -n 9]
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// S/t of one rank's copies of `bytes`, all ranks copying together; the slowest rank's time counts.
+double copyRate(std::size_t bytes, int repetitions) {
+  std::vector<char> source(bytes, 1), target(bytes, 0);  // touched here, outside the timed loop
+  std::vector<double> seconds;
+  for (int i = 0; i < repetitions; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    std::memcpy(target.data(), source.data(), bytes);
+    double elapsed = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    seconds.push_back(elapsed);
+    source[i % bytes] = target[(i * 7) % bytes];  // keep the copy observable
+  }
+  return static_cast<double>(bytes) / medianOf(seconds) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  std::string first = "2M", last = "128M";
+  int factor = 4, repetitions = 9;
+  CLI::App app("copy_bandwidth: memcpy rate per rank with every rank copying at once");
+  app.add_option("-b", first, "smallest size");
+  app.add_option("-e", last, "largest size");
+  app.add_option("-f", factor, "size factor");
+  app.add_option("-n", repetitions, "repetitions per size (median)");
+  CLI11_PARSE(app, argc, argv);
+  auto parseSize = [](const std::string& text) {
+    const std::size_t number = std::stoull(text);
+    const char unit = text.back();
+    return number << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0);
+  };
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank == 0) std::printf("# copy_bandwidth: %d ranks copying at once; X = S/t per rank (GB/s); ring bound = 8X/(5n)\n", size);
+  if (rank == 0) std::printf("# %12s %10s %12s\n", "bytes", "X", "ring bound");
+  for (std::size_t bytes = parseSize(first); bytes <= parseSize(last); bytes *= static_cast<std::size_t>(factor)) {
+    const double rate = copyRate(bytes, repetitions);
+    if (rank == 0) std::printf("  %12zu %10.2f %12.2f\n", bytes, rate, 8.0 * rate / (5.0 * size));
+  }
+  MPI_Finalize();
+  return 0;
+}

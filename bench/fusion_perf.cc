@@ -153,8 +153,8 @@ double median(std::vector<double> values) {
 struct Settings {
   int warmup = 2;
   int iters = 10;
-  std::vector<double> bucketMiB{4};
-  std::vector<double> firstBucketMiB{1};
+  std::vector<double> bucketMiB{1};    // the library defaults (options.h)
+  std::vector<double> firstBucketMiB{0.25};
   bool arena = false;
   bool compress = false;
   double backwardMs = 0;  // 0: as long as `fused` takes

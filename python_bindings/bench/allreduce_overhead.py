@@ -63,10 +63,13 @@ def main():
     for loop in loops.values():  # warm up: first touch, scratch buffers, connections
         loop()
     samples = {name: [] for name in loops}
-    for _ in range(args.reps):
-        for name, loop in loops.items():
+    # The order rotates with each repetition, so no path always runs right after MPI_Allreduce
+    # (which allocates and frees a message-sized temporary on every call).
+    names = list(loops)
+    for rep in range(args.reps):
+        for name in names[rep % 3:] + names[:rep % 3]:
             comm.barrier()
-            samples[name].append(slowest(comm, loop()) / iterations)
+            samples[name].append(slowest(comm, loops[name]()) / iterations)
 
     if comm.rank != 0:
         return

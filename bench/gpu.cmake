@@ -7,6 +7,7 @@ endif()
 foreach(tool gpu_kernel_bench gpu_nccl_overhead)
   add_executable(${tool} ${CMAKE_CURRENT_LIST_DIR}/${tool}.cu)
   target_include_directories(${tool} PRIVATE ${PROJECT_SOURCE_DIR})
-  target_link_libraries(${tool} PRIVATE ringsync CUDA::cudart ringsync_nccl ringsync_warnings)
+  target_link_libraries(${tool} PRIVATE ringsync ringsync_perf_harness CLI11::CLI11 CUDA::cudart ringsync_nccl
+                        ringsync_warnings)
   set_target_properties(${tool} PROPERTIES CUDA_RUNTIME_LIBRARY Shared RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 endforeach()

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
 #include "cuda/device_memory.h"
 #include "cuda/elementwise_kernels.h"
 #include "cuda/pack_kernels.h"
+#include "perf_args.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
@@ -33,31 +35,27 @@ struct Args {
   std::size_t tensors = 256;
 };
 
-std::size_t parseBytes(const std::string& text) {
-  char* end = nullptr;
-  const double number = std::strtod(text.c_str(), &end);
-  const std::string suffix(end);
-  const double scale = suffix == "K" ? 1024.0 : suffix == "M" ? 1048576.0 : suffix == "G" ? 1073741824.0 : 1.0;
-  return static_cast<std::size_t>(number * scale);
-}
-
+// The sizes accept the suffixes K, M and G, as the other bench binaries (perf_args.h: parseSize).
 Args parseArgs(int argc, char** argv) {
   Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "-b") args.minBytes = parseBytes(value);
-    else if (flag == "-e") args.maxBytes = parseBytes(value);
-    else if (flag == "-n") args.iterations = std::atoi(value.c_str());
-    else if (flag == "-r") args.repetitions = std::atoi(value.c_str());
-    else if (flag == "--tensors") args.tensors = parseBytes(value);
-    else if (flag == "-d") {
-      const auto type = parseDataType(value);
-      if (!type) throw InvalidArgument("-d " + value + ": unknown type");
-      args.type = *type;
-    } else {
-      throw InvalidArgument("unknown flag " + flag + " (flags: -b -e -d -n -r --tensors)");
-    }
+  std::string minBytes = "1M", maxBytes = "1G", type = "float32";
+  CLI::App app("gpu_kernel_bench: ringsync's CUDA kernels against a device-to-device copy");
+  app.add_option("-b", minBytes, "smallest size in bytes");
+  app.add_option("-e", maxBytes, "largest size in bytes (sizes double)");
+  app.add_option("-d", type, "data type");
+  app.add_option("-n", args.iterations, "launches per timed repetition")->check(CLI::PositiveNumber);
+  app.add_option("-r", args.repetitions, "timed repetitions (median)")->check(CLI::PositiveNumber);
+  app.add_option("--tensors", args.tensors, "tensors per pack/unpack launch")->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    std::exit(app.exit(error));  // --help, or a flag CLI11 rejects, with its message
   }
+  args.minBytes = bench::parseSize(minBytes);
+  args.maxBytes = bench::parseSize(maxBytes);
+  const auto parsed = parseDataType(type);
+  if (!parsed) throw InvalidArgument("-d " + type + ": unknown type");
+  args.type = *parsed;
   return args;
 }
 

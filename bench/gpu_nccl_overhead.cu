@@ -15,10 +15,12 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "cuda/device_memory.h"
+#include "perf_args.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
@@ -33,24 +35,22 @@ struct Args {
   int repetitions = 9;
 };
 
-std::size_t parseBytes(const std::string& text) {
-  char* end = nullptr;
-  const double number = std::strtod(text.c_str(), &end);
-  const std::string suffix(end);
-  const double scale = suffix == "K" ? 1024.0 : suffix == "M" ? 1048576.0 : suffix == "G" ? 1073741824.0 : 1.0;
-  return static_cast<std::size_t>(number * scale);
-}
-
+// The sizes accept the suffixes K, M and G, as the other bench binaries (perf_args.h: parseSize).
 Args parseArgs(int argc, char** argv) {
   Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "-b") args.minBytes = parseBytes(value);
-    else if (flag == "-e") args.maxBytes = parseBytes(value);
-    else if (flag == "-n") args.iterations = std::atoi(value.c_str());
-    else if (flag == "-r") args.repetitions = std::atoi(value.c_str());
-    else throw InvalidArgument("unknown flag " + flag + " (flags: -b -e -n -r)");
+  std::string minBytes = "8", maxBytes = "256M";
+  CLI::App app("gpu_nccl_overhead: ringsync's NCCL path against a bare ncclAllReduce, 1 rank");
+  app.add_option("-b", minBytes, "smallest size in bytes");
+  app.add_option("-e", maxBytes, "largest size in bytes");
+  app.add_option("-n", args.iterations, "calls per timed repetition")->check(CLI::PositiveNumber);
+  app.add_option("-r", args.repetitions, "timed repetitions (median)")->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    std::exit(app.exit(error));  // --help, or a flag CLI11 rejects, with its message
   }
+  args.minBytes = bench::parseSize(minBytes);
+  args.maxBytes = bench::parseSize(maxBytes);
   return args;
 }
 

@@ -52,5 +52,5 @@ endif()
 
 # The memory-traffic bound the host ring is measured against (RESULTS.md).
 add_executable(copy_bandwidth ${CMAKE_CURRENT_LIST_DIR}/copy_bandwidth.cc)
-target_link_libraries(copy_bandwidth PRIVATE MPI::MPI_CXX CLI11::CLI11 ringsync_warnings)
+target_link_libraries(copy_bandwidth PRIVATE ringsync_perf_harness MPI::MPI_CXX CLI11::CLI11 ringsync_warnings)
 set_target_properties(copy_bandwidth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

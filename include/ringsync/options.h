@@ -23,13 +23,14 @@ struct Options {
   // exchange (every rank's data reaches every peer in one round, latency 1·α instead of
   // 2(n-1)·α). Capped at kMaxSmallBytes. When all ranks share a node the round goes through
   // shared memory and peers read each other's data in place. Measured with allreduce_perf /
-  // broadcast_perf --compare mpi on this 2-core machine: all-reduce 1.2-5x MPI_Allreduce up to
-  // 1 MiB at np=2 and np=4 (the ring is 1.0-1.2x there), broadcast 2-5x MPI_Bcast; hence 1 MiB.
-  // Two limits apply whatever this says: a direct round moves at most kDirectRoundBytes per rank
-  // ((n-1)·S: with n ranks at most 3 MiB/(n-1) go direct), and across nodes the round is MPI
-  // point-to-point, where the ring wins above ~32 KiB (np=4), so there the limit is
-  // min(smallBytes, kPointToPointSmallBytes).
-  std::size_t smallBytes = 1024 * 1024;
+  // broadcast_perf --compare mpi on this 2-core machine (bench/RESULTS.md): at np=2 the direct
+  // round beats the ring up to ~3 MiB (1.5 MiB: 1.32x MPI_Allreduce against 0.99x for the ring,
+  // 2 MiB: 1.30x against 1.05x, 3 MiB: even), and beats the chain broadcast at 1-3 MiB by 1.7x;
+  // hence 3 MiB. Two limits apply whatever this says: a direct round moves at most
+  // kDirectRoundBytes per rank ((n-1)·S: with n ranks at most 3 MiB/(n-1) go direct), and across
+  // nodes the round is MPI point-to-point, where the ring wins above ~32 KiB (np=4), so there the
+  // limit is min(smallBytes, kPointToPointSmallBytes).
+  std::size_t smallBytes = 3 * 1024 * 1024;
   // RINGSYNC_ALGO=auto|ring|direct: force the host all-reduce algorithm.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
@@ -51,12 +52,12 @@ struct Options {
   // RINGSYNC_BUCKET_BYTES / RINGSYNC_FIRST_BUCKET_BYTES: GradientAverager fusion buckets
   // (DDP-like: a small first bucket so communication starts early in backward). 1 MiB measured
   // best with fusion_perf on host buffers (ResNet-50 shapes, np=2: 1 MiB buckets reach ~90% of one
-  // all-reduce's busbw, 4 MiB ~84%, 8 MiB ~65%): buckets up to RINGSYNC_SMALL_BYTES take the
-  // one-round shared-memory exchange, and a bucket's pack/unpack stays in cache.
+  // all-reduce's busbw, 4 MiB ~84%, 8 MiB ~65%): a bucket's pack/unpack stays in cache, and a
+  // bucket within RINGSYNC_SMALL_BYTES takes the one-round shared-memory exchange.
   std::size_t bucketBytes = 1024 * 1024;
   std::size_t firstBucketBytes = 256 * 1024;
 
-  static constexpr std::size_t kMaxSmallBytes = 1024 * 1024;
+  static constexpr std::size_t kMaxSmallBytes = 3 * 1024 * 1024;
   static constexpr std::size_t kPointToPointSmallBytes = 32 * 1024;
   static constexpr std::size_t kDirectRoundBytes = 3 * 1024 * 1024;
 

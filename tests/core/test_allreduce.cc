@@ -3,6 +3,7 @@
 // results on every rank.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,27 @@ TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning sev
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
     const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, true);
     REQUIRE(test::allRanks(outcome.wrong == 0));
+  }
+}
+
+TEST_CASE("allreduce: default options at the direct round's largest message and one element past it",
+          "[allreduce][direct]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const int n = comm.size();
+  // The direct round carries up to RINGSYNC_SMALL_BYTES (default kMaxSmallBytes) when each rank reads
+  // at most kDirectRoundBytes; one more element takes the ring.
+  const std::size_t directBytes =
+      n > 1 ? std::min(Options::kMaxSmallBytes, Options::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
+            : Options::kMaxSmallBytes;
+  for (std::size_t count : {directBytes / 4, directBytes / 4 + 1}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+      for (bool inPlace : {false, true}) {
+        const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, inPlace);
+        INFO(test::describe(DataType::kFloat32, op, count, inPlace) << ": rank " << comm.rank() << " has "
+             << outcome.wrong << " wrong, first at " << outcome.firstWrong);
+        REQUIRE(test::allRanks(outcome.wrong == 0));
+      }
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 # fusion_perf: ResNet-50's gradients averaged per tensor, fused, and fused + overlapped (issue 5).
 # Public headers only, plus the bench harness's host/device memory and streams (perf.cmake).
 find_package(CLI11 REQUIRED CONFIG)
-add_executable(fusion_perf ${CMAKE_CURRENT_LIST_DIR}/fusion_perf.cc)
+add_executable(fusion_perf ${CMAKE_CURRENT_LIST_DIR}/fusion_perf.cc ${CMAKE_CURRENT_LIST_DIR}/resnet50_model.cc)
 target_link_libraries(fusion_perf PRIVATE ringsync_perf_harness CLI11::CLI11 ringsync_warnings)
 target_include_directories(fusion_perf PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 set_target_properties(fusion_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

@@ -23,63 +23,13 @@
 #include <vector>
 
 #include "perf_buffers.h"
+#include "resnet50_model.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// --- the model -----------------------------------------------------------------------------------
-struct Tensor {
-  std::string name;
-  std::vector<std::size_t> shape;
-  std::size_t count() const {
-    std::size_t c = 1;
-    for (std::size_t d : shape) c *= d;
-    return c;
-  }
-};
-
-// torchvision's resnet50 parameters in registration order (model.parameters()):
-//   conv1.weight [64,3,7,7], bn1.{weight,bias} [64]
-//   layer1..layer4: 3, 4, 6, 3 Bottleneck blocks of width w = 64, 128, 256, 512, each
-//     conv1 [w,in,1,1] bn1 [w]x2, conv2 [w,w,3,3] bn2 [w]x2, conv3 [4w,w,1,1] bn3 [4w]x2
-//     and in the first block of a stage downsample.0 [4w,in,1,1], downsample.1 [4w]x2
-//     (in = 64 for layer1's first block, otherwise the previous block's 4w)
-//   fc.weight [1000,2048], fc.bias [1000]
-// 161 tensors, 25,557,032 parameters (checked in main).
-std::vector<Tensor> resnet50() {
-  std::vector<Tensor> t;
-  auto bn = [&](const std::string& name, std::size_t c) {
-    t.push_back({name + ".weight", {c}});
-    t.push_back({name + ".bias", {c}});
-  };
-  t.push_back({"conv1.weight", {64, 3, 7, 7}});
-  bn("bn1", 64);
-  const std::size_t widths[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
-  std::size_t in = 64;
-  for (int stage = 0; stage < 4; ++stage) {
-    const std::size_t w = widths[stage];
-    for (std::size_t b = 0; b < blocks[stage]; ++b) {
-      const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(b);
-      t.push_back({p + ".conv1.weight", {w, in, 1, 1}});
-      bn(p + ".bn1", w);
-      t.push_back({p + ".conv2.weight", {w, w, 3, 3}});
-      bn(p + ".bn2", w);
-      t.push_back({p + ".conv3.weight", {4 * w, w, 1, 1}});
-      bn(p + ".bn3", 4 * w);
-      if (b == 0) {
-        t.push_back({p + ".downsample.0.weight", {4 * w, in, 1, 1}});
-        bn(p + ".downsample.1", 4 * w);
-      }
-      in = 4 * w;
-    }
-  }
-  t.push_back({"fc.weight", {1000, 2048}});
-  t.push_back({"fc.bias", {1000}});
-  return t;
-}
 
 // --- gradients -----------------------------------------------------------------------------------
 // Tensors in host or device memory, one allocation each (as a framework's allocator gives them) or
@@ -375,9 +325,9 @@ void print(const std::vector<Row>& rows, const Settings& s, std::size_t total, i
 }
 
 // The model's tensor sizes, each divided by --scale-down (at least one element).
-std::vector<std::size_t> tensorCounts(const std::vector<Tensor>& model, std::size_t scaleDown) {
+std::vector<std::size_t> tensorCounts(const std::vector<bench::Tensor>& model, std::size_t scaleDown) {
   std::vector<std::size_t> counts;
-  for (const Tensor& t : model) counts.push_back(std::max<std::size_t>(1, t.count() / scaleDown));
+  for (const bench::Tensor& t : model) counts.push_back(std::max<std::size_t>(1, t.count() / scaleDown));
   return counts;
 }
 
@@ -399,16 +349,16 @@ int main(int argc, char** argv) {
   app.add_flag("--list-shapes", s.listShapes, "print the model's tensors and exit");
   CLI11_PARSE(app, argc, argv);
 
-  const std::vector<Tensor> model = resnet50();
+  const std::vector<bench::Tensor> model = bench::resnet50();
   std::size_t total = 0;
-  for (const Tensor& t : model) total += t.count();
+  for (const bench::Tensor& t : model) total += t.count();
   if (model.size() != 161 || total != 25557032) {
     std::fprintf(stderr, "fusion_perf: the ResNet-50 table is wrong (%zu tensors, %zu parameters)\n", model.size(), total);
     return 1;
   }
   Communicator comm(MPI_COMM_WORLD);
   if (s.listShapes) {
-    for (const Tensor& t : model)
+    for (const bench::Tensor& t : model)
       if (comm.rank() == 0) std::printf("%-32s %zu\n", t.name.c_str(), t.count());
     return 0;
   }

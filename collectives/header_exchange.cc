@@ -18,22 +18,31 @@ std::size_t payloadCapacity(int size, std::size_t requested) {
   if (size < 2) return requested;
   return std::min(requested, Options::kDirectRoundBytes / static_cast<std::size_t>(size - 1));
 }
+
+void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (pieces[i].bytes > 0) std::memcpy(to, pieces[i].data, pieces[i].bytes);
+    to += pieces[i].bytes;
+  }
+}
 }  // namespace
 
 HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
     : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, maxPayloadBytes)),
-      slotBytes_((sizeof(CallHeader) + maxPayloadBytes_ + kLineBytes - 1) / kLineBytes * kLineBytes),
-      payloadBytes_(static_cast<std::size_t>(size), 0) {
+      slotBytes_(slotBytesFor(maxPayloadBytes_)), payloadBytes_(static_cast<std::size_t>(size), 0) {
   for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
 }
 
-HeaderExchange::HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t maxPayloadBytes)
-    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, maxPayloadBytes)),
-      slotBytes_((sizeof(CallHeader) + maxPayloadBytes_ + kLineBytes - 1) / kLineBytes * kLineBytes),
-      payloadBytes_(static_cast<std::size_t>(size), 0), comm_(comm) {
+HeaderExchange::HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t sharedPayloadBytes,
+                               std::size_t pointToPointPayloadBytes)
+    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, sharedPayloadBytes)),
+      slotBytes_(slotBytesFor(maxPayloadBytes_)), payloadBytes_(static_cast<std::size_t>(size), 0), comm_(comm) {
   shared_ = SharedSlots::create(comm, kLineBytes + 2 * sharedSlotBytes());
-  if (!shared_)
+  if (!shared_) {
+    maxPayloadBytes_ = payloadCapacity(size, pointToPointPayloadBytes);
+    slotBytes_ = slotBytesFor(maxPayloadBytes_);
     for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
+  }
 }
 
 HeaderExchange::~HeaderExchange() = default;
@@ -45,6 +54,13 @@ void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payl
 }
 
 void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
+  const PayloadPiece piece{payload, payloadBytes};
+  beginPieces(comm, mine, &piece, 1);
+}
+
+void HeaderExchange::beginPieces(MPI_Comm comm, const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
+  std::size_t payloadBytes = 0;
+  for (std::size_t i = 0; i < count; ++i) payloadBytes += pieces[i].bytes;
   if (payloadBytes > maxPayloadBytes_)
     throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
                           std::to_string(maxPayloadBytes_));
@@ -56,9 +72,9 @@ void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* pa
   }
   payloadBytes_[static_cast<std::size_t>(rank_)] = payloadBytes;
   if (shared_) {
-    beginShared(mine, payload, payloadBytes);
+    beginShared(mine, pieces, count);
   } else {
-    beginPointToPoint(mine, payload, payloadBytes);
+    beginPointToPoint(mine, pieces, count);
   }
 }
 
@@ -86,11 +102,12 @@ void HeaderExchange::arm(Round& round) {
   round.armed = true;
 }
 
-void HeaderExchange::beginPointToPoint(const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
+void HeaderExchange::beginPointToPoint(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
   Round& round = rounds_[next_];
   std::byte* own = slot(round, rank_);
   std::memcpy(own, &mine, sizeof mine);
-  if (payloadBytes > 0) std::memcpy(own + sizeof mine, payload, payloadBytes);
+  copyPieces(own + sizeof mine, pieces, count);
+  const std::size_t payloadBytes = payloadBytes_[static_cast<std::size_t>(rank_)];
   last_ = next_;
   if (size_ == 1) return;
   if (!round.armed) arm(round);
@@ -120,13 +137,13 @@ void HeaderExchange::completePointToPoint(Deadline& deadline) {
 
 // ---- shared-memory rounds -----------------------------------------------------------------------
 
-void HeaderExchange::beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
+void HeaderExchange::beginShared(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
   const std::uint64_t round = ++sharedRound_;
   std::byte* own = sharedSlot(rank_, round);
-  const std::uint64_t size = payloadBytes;
+  const std::uint64_t size = payloadBytes_[static_cast<std::size_t>(rank_)];
   std::memcpy(own, &size, sizeof size);
   std::memcpy(own + kLineBytes, &mine, sizeof mine);
-  if (payloadBytes > 0) std::memcpy(own + kLineBytes + sizeof mine, payload, payloadBytes);
+  copyPieces(own + kLineBytes + sizeof mine, pieces, count);
   // Release: a peer that sees the new round number also sees the slot written above.
   __atomic_store_n(publishedRound(rank_), round, __ATOMIC_RELEASE);
 }

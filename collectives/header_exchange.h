@@ -8,6 +8,7 @@
 // the direct all-reduce, small broadcasts and the barrier carry their data in it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,11 @@
 
 namespace ringsync::detail {
 
+// A piece of a round's payload: the pieces are sent back to back, as one payload.
+struct PayloadPiece {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
 
 class HeaderExchange {
  public:
@@ -30,8 +36,11 @@ class HeaderExchange {
   // Point-to-point rounds only.
   HeaderExchange(int rank, int size, std::size_t maxPayloadBytes);
   // Collective over `comm` (the communicator every round will use): shared-memory rounds when all
-  // of its ranks are on this node, point-to-point otherwise.
-  HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t maxPayloadBytes);
+  // of its ranks are on this node, point-to-point otherwise, with payloads of at most
+  // `sharedPayloadBytes` or `pointToPointPayloadBytes` (point-to-point slots are pre-touched per
+  // peer and per round, so they are sized for what is really sent that way).
+  HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t sharedPayloadBytes,
+                 std::size_t pointToPointPayloadBytes);
   ~HeaderExchange();
   HeaderExchange(const HeaderExchange&) = delete;
   HeaderExchange& operator=(const HeaderExchange&) = delete;
@@ -44,6 +53,12 @@ class HeaderExchange {
   // calls, and are cancelled when the exchange is destroyed).
   void begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes);
   void complete(Deadline& deadline);
+  // run() with a payload gathered from several pieces (copied into the slot back to back).
+  template <std::size_t N>
+  void run(MPI_Comm comm, const CallHeader& mine, const std::array<PayloadPiece, N>& pieces, Deadline& deadline) {
+    beginPieces(comm, mine, pieces.data(), N);
+    complete(deadline);
+  }
 
   // After run(): what rank `r` sent. For the own rank, a copy of what this rank attached (so an
   // in-place caller may overwrite its buffer while still reading its own contribution here).
@@ -71,8 +86,9 @@ class HeaderExchange {
     if (shared_) return sharedSlot(r, sharedRound_) + kLineBytes;
     return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
   }
+  void beginPieces(MPI_Comm comm, const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void arm(Round& round);
-  void beginPointToPoint(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
+  void beginPointToPoint(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void completePointToPoint(Deadline& deadline);
   void discardEarlyRingSend(Deadline& deadline);
 
@@ -81,12 +97,16 @@ class HeaderExchange {
   // a slot two rounds later, when every peer has published the round in between and so has
   // finished reading it.
   static constexpr std::size_t kLineBytes = 64;
+  // A [header | payload] slot, rounded up to whole cache lines.
+  static std::size_t slotBytesFor(std::size_t payloadBytes) {
+    return (sizeof(CallHeader) + payloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes;
+  }
   std::size_t sharedSlotBytes() const { return kLineBytes + slotBytes_; }
   std::uint64_t* publishedRound(int r) const { return reinterpret_cast<std::uint64_t*>(shared_->region(r)); }
   std::byte* sharedSlot(int r, std::uint64_t round) const {
     return shared_->region(r) + kLineBytes + (round % 2) * sharedSlotBytes();
   }
-  void beginShared(const CallHeader& mine, const void* payload, std::size_t payloadBytes);
+  void beginShared(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void completeShared(Deadline& deadline);
 
   int rank_;

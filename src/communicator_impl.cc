@@ -1,5 +1,6 @@
 #include "communicator_impl.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "call_check.h"
@@ -56,10 +57,17 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& opts) : options(opts) {
   configHash = hashConfig(options);
   ring = {options.ringSegmentBytes, options.ringDepth};
   if (size > 1) ringScratch.reserve(static_cast<std::size_t>(ring.depth) * ring.segmentBytes);
-  std::size_t payloadCapacity = 0;
-  if (size <= kDirectMaxRanks)
-    payloadCapacity = options.algorithm == Algorithm::kDirect ? Options::kMaxSmallBytes : options.smallBytes;
-  exchange = std::make_unique<detail::HeaderExchange>(comm, rank, size, payloadCapacity);
+  // Shared-memory slots as large as a round may ever be (RINGSYNC_SMALL_BYTES only decides which
+  // calls take the direct round; the split all-reduce needs the room whatever it says). Across
+  // nodes only direct rounds carry data, up to the point-to-point limit unless direct is forced.
+  std::size_t sharedPayload = 0, pointToPointPayload = 0;
+  if (size <= kDirectMaxRanks) {
+    sharedPayload = Options::kMaxSmallBytes;
+    pointToPointPayload = options.algorithm == Algorithm::kDirect
+                              ? Options::kMaxSmallBytes
+                              : std::min(options.smallBytes, Options::kPointToPointSmallBytes);
+  }
+  exchange = std::make_unique<detail::HeaderExchange>(comm, rank, size, sharedPayload, pointToPointPayload);
   device = detail::makeDevicePath({comm, rank, size, localRank, &options, &logger});
   if (rank == 0 && logger.enabled(LogLevel::kInfo))
     logger.info("communicator of " + std::to_string(size) + " ranks; " + options.describe());

@@ -41,6 +41,10 @@ struct Communicator::Impl final : detail::HostCollectives {
 
   // Host-buffer collectives (also what the staged device path runs).
   void hostAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) override;
+  enum class HostAlgorithm { kDirect, kSplit, kRing };
+  HostAlgorithm chooseHostAllreduce(std::size_t count, DataType type) const;
+  void splitAllreduce(const detail::CallHeader& header, const void* send, void* recv, std::size_t count, DataType type,
+                      ReduceOp op, detail::Deadline& deadline);
   void hostBroadcast(void* buf, std::size_t count, DataType type, int root) override;
   void hostAllgather(const void* send, void* recv, std::size_t count, DataType type);
   void hostBarrier();

@@ -10,6 +10,7 @@
 #include "collectives/direct_allreduce.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/ring_allreduce.h"
+#include "collectives/split_allreduce.h"
 #include "communicator_impl.h"
 #include "ringsync/errors.h"
 
@@ -28,18 +29,34 @@ std::size_t directLimit(const detail::HeaderExchange& exchange, const Options& o
   return exchange.sharedMemory() ? options.smallBytes : std::min(options.smallBytes, Options::kPointToPointSmallBytes);
 }
 
-// The checks after a direct round. The common case (every rank agrees, nothing flagged) costs a
-// few comparisons; the functions that build error messages run only when something differs.
-void checkDirectRound(const detail::HeaderExchange& exchange, std::size_t bytes, bool checkCalls) {
-  if (checkCalls) detail::checkSameCall(exchange);
+// The checks after a round that carried data: NaN/Inf flags, and every rank's payload of the size
+// the call implies (`expectedBytes(r)`). The common case (nothing flagged, sizes right) costs a few
+// comparisons; the functions that build error messages run only when something differs.
+template <typename ExpectedBytes>
+void checkFlagsAndSizes(const detail::HeaderExchange& exchange, ExpectedBytes&& expectedBytes) {
   bool flagged = false, sizesDiffer = false;
   for (int r = 0; r < exchange.size(); ++r) {
     flagged |= (exchange.header(r).flags & detail::kFlagNonFiniteInput) != 0;
-    sizesDiffer |= exchange.payloadBytes(r) != bytes;
+    sizesDiffer |= exchange.payloadBytes(r) != expectedBytes(r);
   }
   if (flagged) detail::checkFiniteInputs(exchange);
   if (sizesDiffer)
-    for (int r = 0; r < exchange.size(); ++r) detail::checkPayloadBytes(exchange, r, bytes);
+    for (int r = 0; r < exchange.size(); ++r) detail::checkPayloadBytes(exchange, r, expectedBytes(r));
+}
+
+// The checks after a direct round: the fingerprints first, then flags and sizes.
+void checkDirectRound(const detail::HeaderExchange& exchange, std::size_t bytes, bool checkCalls) {
+  if (checkCalls) detail::checkSameCall(exchange);
+  checkFlagsAndSizes(exchange, [bytes](int) { return bytes; });
+}
+
+const char* hostAlgorithmName(Communicator::Impl::HostAlgorithm algorithm) {
+  switch (algorithm) {
+    case Communicator::Impl::HostAlgorithm::kDirect: return "direct";
+    case Communicator::Impl::HostAlgorithm::kSplit: return "split";
+    case Communicator::Impl::HostAlgorithm::kRing: return "ring";
+  }
+  return "invalid";
 }
 
 // The ring with the fingerprint round overlapped: the headers and the ring's first segment travel
@@ -87,18 +104,39 @@ template <typename Body> void Communicator::Impl::guarded(Body&& body) {
   }
 }
 
+// Which host algorithm an all-reduce of `bytes` takes. Every rank reaches the same answer from the
+// same call: the inputs are the call's own fields, settings agreed at construction and constants.
+Communicator::Impl::HostAlgorithm Communicator::Impl::chooseHostAllreduce(std::size_t count, DataType type) const {
+  const std::size_t bytes = count * dataTypeSize(type);
+  const bool directFits = bytes <= exchange->maxPayloadBytes();
+  const bool splitFits = exchange->sharedMemory() && size > 1 &&
+                         detail::SplitChunks(count, size).largestGather() * dataTypeSize(type) <=
+                             exchange->maxPayloadBytes();
+  switch (options.algorithm) {
+    case Algorithm::kRing: return HostAlgorithm::kRing;
+    case Algorithm::kDirect: return directFits ? HostAlgorithm::kDirect : HostAlgorithm::kRing;
+    case Algorithm::kSplit: return splitFits ? HostAlgorithm::kSplit : HostAlgorithm::kRing;
+    case Algorithm::kAuto: break;
+  }
+  const bool directWanted = directFits && bytes <= directLimit(*exchange, options);
+  if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits)) return HostAlgorithm::kDirect;
+  if (splitFits && bytes > Options::kSplitFromBytes) return HostAlgorithm::kSplit;
+  return HostAlgorithm::kRing;
+}
+
 void Communicator::Impl::hostAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   CallHeader header = nextHeader(CollectiveKind::kAllreduce, count, static_cast<int>(type), static_cast<int>(op), -1);
   if (options.checkFinite && detail::containsNonFinite(send, count, type)) header.flags |= detail::kFlagNonFiniteInput;
   detail::Deadline deadline = deadlineFor(header);
   const std::size_t bytes = count * dataTypeSize(type);
-  const bool direct = bytes <= exchange->maxPayloadBytes() && options.algorithm != Algorithm::kRing &&
-                      (options.algorithm == Algorithm::kDirect || bytes <= directLimit(*exchange, options));
+  const HostAlgorithm algorithm = chooseHostAllreduce(count, type);
   guarded([&] {
-    if (direct) {
+    if (algorithm == HostAlgorithm::kDirect) {
       exchange->run(comm, header, send, bytes, deadline);
       checkDirectRound(*exchange, bytes, options.checkCalls);
       detail::directReduce(*exchange, recv, count, type, op);
+    } else if (algorithm == HostAlgorithm::kSplit) {
+      splitAllreduce(header, send, recv, count, type, op, deadline);
     } else if (options.checkCalls && size > 1) {
       detail::RingAllreduce ringCall(comm, rank, size, send, recv, count, type, op, ring, ringScratch);
       checkedRing(*exchange, comm, header, ringCall, deadline, rank, size);
@@ -107,7 +145,23 @@ void Communicator::Impl::hostAllreduce(const void* send, void* recv, std::size_t
       detail::ringAllreduce(comm, rank, size, send, recv, count, type, op, ring, ringScratch, deadline);
     }
   });
-  notePlacement(header, Route::kHostRing, direct ? "direct" : "ring");
+  notePlacement(header, Route::kHostRing, hostAlgorithmName(algorithm));
+}
+
+// Two shared-memory rounds (collectives/split_allreduce.h). The first carries the fingerprints,
+// checked before any peer's data is read; the second only finished chunks of the same call.
+void Communicator::Impl::splitAllreduce(const CallHeader& header, const void* send, void* recv, std::size_t count,
+                                        DataType type, ReduceOp op, detail::Deadline& deadline) {
+  const detail::SplitChunks chunks(count, size);
+  const std::size_t elementBytes = dataTypeSize(type);
+  exchange->run(comm, header, detail::splitGatherPieces(chunks, rank, send, elementBytes), deadline);
+  if (options.checkCalls) detail::checkSameCall(*exchange);
+  checkFlagsAndSizes(*exchange, [&](int r) { return (count - chunks.length(r)) * elementBytes; });
+  detail::splitReduceOwnChunk(*exchange, chunks, rank, send, recv, type, op);
+  const std::byte* finished = static_cast<const std::byte*>(recv) + chunks.begin(rank) * elementBytes;
+  exchange->run(comm, header, finished, chunks.length(rank) * elementBytes, deadline);
+  for (int r = 0; r < size; ++r) detail::checkPayloadBytes(*exchange, r, chunks.length(r) * elementBytes);
+  detail::splitCopyPeerChunks(*exchange, chunks, rank, recv, elementBytes);
 }
 
 void Communicator::Impl::hostBroadcast(void* buf, std::size_t count, DataType type, int root) {

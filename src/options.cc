@@ -64,7 +64,7 @@ Enum parseChoice(const char* name, const std::string& text, const Enum (&values)
   badVariable(name, text, expected);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
@@ -76,6 +76,7 @@ const char* algorithmName(Algorithm algorithm) {
     case Algorithm::kAuto: return "auto";
     case Algorithm::kRing: return "ring";
     case Algorithm::kDirect: return "direct";
+    case Algorithm::kSplit: return "split";
   }
   return "invalid";
 }
@@ -106,7 +107,7 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring or direct");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct or split");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
     options.backend = parseChoice("RINGSYNC_BACKEND", v, kBackends, backendName, "auto, ring, nccl or staged");
   if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);

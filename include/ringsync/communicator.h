@@ -32,7 +32,7 @@ namespace ringsync {
 // Where the last collective ran (what RINGSYNC_LOG=info prints, like log_device_placement).
 struct Placement {
   std::string backend;    // "host-ring", "nccl", "staged"
-  std::string algorithm;  // "ring", "direct", "chain", "nccl", ...
+  std::string algorithm;  // "ring", "direct", "split", "chain", "nccl", ...
   int device = -1;        // CUDA device for device buffers, -1 for host buffers
 };
 

@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect };               // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit };       // host all-reduce algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -19,19 +19,21 @@ struct Options {
   std::size_t ringSegmentBytes = 256 * 1024;
   // RINGSYNC_RING_DEPTH: segments in flight per direction (at least 2).
   int ringDepth = 4;
-  // RINGSYNC_SMALL_BYTES: all-reduces and broadcasts of at most this many bytes use the direct
-  // exchange (every rank's data reaches every peer in one round, latency 1·α instead of
-  // 2(n-1)·α). Capped at kMaxSmallBytes. When all ranks share a node the round goes through
-  // shared memory and peers read each other's data in place. Measured with allreduce_perf /
-  // broadcast_perf --compare mpi on this 2-core machine (bench/RESULTS.md): at np=2 the direct
-  // round beats the ring up to ~3 MiB (1.5 MiB: 1.32x MPI_Allreduce against 0.99x for the ring,
-  // 2 MiB: 1.30x against 1.05x, 3 MiB: even), and beats the chain broadcast at 1-3 MiB by 1.7x;
-  // hence 3 MiB. Two limits apply whatever this says: a direct round moves at most
-  // kDirectRoundBytes per rank ((n-1)·S: with n ranks at most 3 MiB/(n-1) go direct), and across
-  // nodes the round is MPI point-to-point, where the ring wins above ~32 KiB (np=4), so there the
-  // limit is min(smallBytes, kPointToPointSmallBytes).
+  // RINGSYNC_SMALL_BYTES: the largest message that may take the direct exchange (every rank's
+  // data reaches every peer in one round, latency 1·α instead of 2(n-1)·α). Capped at
+  // kMaxSmallBytes. When all ranks share a node the round goes through shared memory and peers
+  // read each other's data in place: broadcasts up to this size take it (1-3 MiB: 1.7x faster than
+  // the chain, measured with broadcast_perf --compare mpi, bench/RESULTS.md), all-reduces up to
+  // kSplitFromBytes (above that, split). Across nodes the round is MPI point-to-point, where the
+  // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
+  // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct: force the host all-reduce algorithm.
+  // RINGSYNC_ALGO=auto|ring|direct|split: force the host all-reduce algorithm. auto, all ranks on
+  // one node: direct up to kSplitFromBytes, then split (reduce-scatter + all-gather through the
+  // shared-memory rounds, collectives/split_allreduce.h) while every rank's first round fits a
+  // slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring. Across nodes: direct up to
+  // min(smallBytes, kPointToPointSmallBytes), then the ring. A forced algorithm that cannot carry
+  // a message (too large, or split across nodes) falls back to the ring.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.
@@ -52,14 +54,20 @@ struct Options {
   // RINGSYNC_BUCKET_BYTES / RINGSYNC_FIRST_BUCKET_BYTES: GradientAverager fusion buckets
   // (DDP-like: a small first bucket so communication starts early in backward). 1 MiB measured
   // best with fusion_perf on host buffers (ResNet-50 shapes, np=2: 1 MiB buckets reach ~90% of one
-  // all-reduce's busbw, 4 MiB ~84%, 8 MiB ~65%): a bucket's pack/unpack stays in cache, and a
-  // bucket within RINGSYNC_SMALL_BYTES takes the one-round shared-memory exchange.
+  // all-reduce's busbw, 4 MiB ~84%, 8 MiB ~65%): a bucket's pack/unpack stays in cache, and on one
+  // node a bucket's all-reduce goes through shared memory (split) rather than the ring.
   std::size_t bucketBytes = 1024 * 1024;
   std::size_t firstBucketBytes = 256 * 1024;
 
-  static constexpr std::size_t kMaxSmallBytes = 3 * 1024 * 1024;
+  static constexpr std::size_t kMaxSmallBytes = 4 * 1024 * 1024;
   static constexpr std::size_t kPointToPointSmallBytes = 32 * 1024;
-  static constexpr std::size_t kDirectRoundBytes = 3 * 1024 * 1024;
+  // What one shared-memory round may carry per rank and peer: a slot holds kDirectRoundBytes/(n-1).
+  // Split beats the ring up to 8 MiB at np=2 (allreduce_perf, RINGSYNC_ALGO=split|ring: 4 MiB
+  // 1.6-1.7x MPI_Allreduce against 1.2x, 8 MiB 1.4-1.5x against 1.2-1.3x, 16 MiB even), hence 4 MiB.
+  static constexpr std::size_t kDirectRoundBytes = 4 * 1024 * 1024;
+  // All-reduces on one node above this size take split rather than the direct round (measured
+  // crossover: at np=2 split is ahead from ~4 KiB, at np=4 on 2 cores from ~64 KiB).
+  static constexpr std::size_t kSplitFromBytes = 32 * 1024;
 
   // Defaults overridden by the RINGSYNC_* variables that are set. A malformed value raises
   // InvalidArgument naming the variable.

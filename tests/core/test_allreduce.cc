@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
@@ -109,16 +110,24 @@ TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning sev
   }
 }
 
-TEST_CASE("allreduce: default options at the direct round's largest message and one element past it",
-          "[allreduce][direct]") {
+TEST_CASE("allreduce: split forced, every type, op and count", "[allreduce][split]") {
+  Options options;
+  options.algorithm = Algorithm::kSplit;  // on one node; past what its rounds carry, the ring
+  sweep(options, {4093, 100003}, false);
+}
+
+TEST_CASE("allreduce: default options at split's largest message and one element past it (the ring)",
+          "[allreduce][split]") {
   Communicator comm(MPI_COMM_WORLD);
   const int n = comm.size();
-  // The direct round carries up to RINGSYNC_SMALL_BYTES (default kMaxSmallBytes) when each rank reads
-  // at most kDirectRoundBytes; one more element takes the ring.
-  const std::size_t directBytes =
+  // Split carries a message while every rank's first round (all chunks but its own) fits a slot.
+  const std::size_t slotBytes =
       n > 1 ? std::min(Options::kMaxSmallBytes, Options::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
             : Options::kMaxSmallBytes;
-  for (std::size_t count : {directBytes / 4, directBytes / 4 + 1}) {
+  std::size_t largest = slotBytes / 4;  // one rank: no split, any count is a plain copy
+  if (n > 1)
+    while (detail::SplitChunks(largest + 1, n).largestGather() * 4 <= slotBytes) ++largest;
+  for (std::size_t count : {largest, largest + 1}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
       for (bool inPlace : {false, true}) {
         const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, inPlace);
@@ -126,6 +135,30 @@ TEST_CASE("allreduce: default options at the direct round's largest message and 
              << outcome.wrong << " wrong, first at " << outcome.firstWrong);
         REQUIRE(test::allRanks(outcome.wrong == 0));
       }
+    }
+  }
+}
+
+TEST_CASE("split chunks: contiguous, cover the count, and locate each chunk in a peer's first round",
+          "[allreduce][split][unit]") {
+  for (int n : {1, 2, 3, 4, 7}) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{1021}}) {
+      const detail::SplitChunks chunks(count, n);
+      REQUIRE(chunks.begin(0) == 0);
+      REQUIRE(chunks.begin(n) == count);
+      std::size_t largestGather = 0;
+      for (int r = 0; r < n; ++r) {
+        REQUIRE(chunks.length(r) <= count / static_cast<std::size_t>(n) + 1);
+        largestGather = std::max(largestGather, count - chunks.length(r));
+        // Rank r's first round holds chunks 0..r-1 then r+1..n-1, back to back.
+        std::size_t offset = 0;
+        for (int c = 0; c < n; ++c) {
+          if (c == r) continue;
+          REQUIRE(chunks.offsetIn(r, c) == offset);
+          offset += chunks.length(c);
+        }
+      }
+      REQUIRE(chunks.largestGather() == largestGather);
     }
   }
 }

@@ -138,7 +138,7 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   const int rank = test::worldRank(), size = test::worldSize();
   {
-    HeaderExchange exchange(comm, rank, size, 256);
+    HeaderExchange exchange(comm, rank, size, 256, 256);
     CHECK(exchange.sharedMemory() == (size > 1));  // the tests run every rank on one node
     std::size_t wrong = 0;
     for (std::uint64_t round = 0; round < 7; ++round) {  // both slot parities, several times
@@ -163,7 +163,7 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
   }
   if (size > 1) {
     // A rank that never publishes its round is named in the timeout, not waited for forever.
-    HeaderExchange exchange(comm, rank, size, 0);
+    HeaderExchange exchange(comm, rank, size, 0, 0);
     std::string message;
     if (rank != size - 1) {
       CallHeader call;

@@ -20,7 +20,8 @@ using faults::CallSpec;
 namespace {
 
 constexpr std::size_t kSmall = 16;       // direct exchange (64 B of float32)
-constexpr std::size_t kLarge = 100000;   // ring / chain (400 KB of float32)
+constexpr std::size_t kMid = 100000;     // split all-reduce, direct broadcast (400 KB of float32)
+constexpr std::size_t kLarge = 2500000;  // ring / chain (10 MB of float32)
 
 struct Scenario {
   std::string name;
@@ -36,6 +37,11 @@ std::vector<Scenario> scenarios(int n) {
       {"count, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kSmall + 8, f32, ReduceOp::kSum)},
       {"count, ring", allreduceSpec(kLarge, f32, ReduceOp::kSum), allreduceSpec(kLarge + 8, f32, ReduceOp::kSum)},
       {"count, direct vs ring", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kLarge, f32, ReduceOp::kSum)},
+      {"count, split", allreduceSpec(kMid, f32, ReduceOp::kSum), allreduceSpec(kMid + 8, f32, ReduceOp::kSum)},
+      {"count, direct vs split", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kMid, f32, ReduceOp::kSum)},
+      {"count, split vs ring", allreduceSpec(kMid, f32, ReduceOp::kSum), allreduceSpec(kLarge, f32, ReduceOp::kSum)},
+      {"op, split", allreduceSpec(kMid, f32, ReduceOp::kAvg), allreduceSpec(kMid, f32, ReduceOp::kSum)},
+      {"root, direct (400 KB)", broadcastSpec(kMid, f32, n - 1), broadcastSpec(kMid, f32, 0)},
       {"type, direct (same bytes)", allreduceSpec(kSmall, f32, ReduceOp::kSum),
        allreduceSpec(kSmall, DataType::kInt32, ReduceOp::kSum)},
       {"type, ring (same bytes)", allreduceSpec(kLarge, DataType::kFloat16, ReduceOp::kSum),

@@ -46,12 +46,14 @@ TEST_CASE("nonfinite: NaN or Inf in some ranks' input is named on every rank", "
   Communicator comm(MPI_COMM_WORLD);
   const Poison cases[] = {
       {"float32 NaN, direct", DataType::kFloat32, 16, [](int r, int n) { return r == n - 1; }, NAN, 5},
-      {"float64 +Inf at the end, ring", DataType::kFloat64, 100000, [](int r, int n) { return r == 0 || r == n - 1; },
+      {"float64 +Inf at the end, split", DataType::kFloat64, 100000, [](int r, int n) { return r == 0 || r == n - 1; },
        INFINITY, 99999},
       {"float16 NaN everywhere, direct", DataType::kFloat16, 100, [](int, int) { return true; }, NAN, 0},
-      {"bfloat16 -Inf, ring", DataType::kBFloat16, 300000, [](int r, int n) { return r == 1 % n; }, -INFINITY, 150001},
-      {"float32 NaN in the last ring chunk", DataType::kFloat32, 200003, [](int r, int n) { return r == n / 2; }, NAN,
+      {"bfloat16 -Inf, split", DataType::kBFloat16, 300000, [](int r, int n) { return r == 1 % n; }, -INFINITY, 150001},
+      {"float32 NaN in the last split chunk", DataType::kFloat32, 200003, [](int r, int n) { return r == n / 2; }, NAN,
        200002},
+      {"float32 NaN in the last ring chunk (12 MB)", DataType::kFloat32, 3000001, [](int r, int n) { return r == n / 2; },
+       NAN, 3000000},
   };
   for (const Poison& p : cases) {
     for (bool inPlace : {true, false}) {

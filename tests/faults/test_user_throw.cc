@@ -40,7 +40,7 @@ TEST_CASE("user throw: the others time out naming the rank and the communicator 
   const double timeout = Options::fromEnvironment().timeoutSeconds;
   REQUIRE(timeout > 0);
   REQUIRE(timeout <= 5);
-  for (std::size_t count : {std::size_t{100}, std::size_t{200000}}) {  // direct and ring
+  for (std::size_t count : {std::size_t{100}, std::size_t{200000}, std::size_t{3000000}}) {  // direct, split, ring
     const int thrower = count == 100 ? n - 1 : 0;
     Communicator comm(MPI_COMM_WORLD);
     std::vector<float> gradient(count);

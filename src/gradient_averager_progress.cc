@@ -32,8 +32,12 @@ std::exception_ptr GradientAverager::Impl::waitForBuckets() {
 void GradientAverager::Impl::progressLoop() noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    workReady_.wait(lock, [&] { return stop_ || (next_ < buckets_.size() && pending_[next_] == 0); });
-    if (stop_) return;
+    const auto runnable = [&] { return next_ < buckets_.size() && pending_[next_] == 0; };
+    workReady_.wait(lock, [&] { return stop_ || runnable(); });
+    // Stopping (the averager is destroyed mid-step): first all-reduce every bucket that is already
+    // complete. Every rank marked the same gradients, so every rank runs the same buckets; stopping
+    // at once instead would leave a peer whose thread had already started the next one waiting.
+    if (!runnable()) return;
     const std::size_t bucket = next_;
     const bool skip = error_ != nullptr;
     lock.unlock();

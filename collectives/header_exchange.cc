@@ -170,7 +170,7 @@ void HeaderExchange::completeShared(Deadline& deadline) {
     if (size > maxPayloadBytes_)
       throw MismatchError(describeCall(header(rank_)) + ": rank " + std::to_string(from) + " published a " +
                           std::to_string(size) + "-byte payload, more than the " + std::to_string(maxPayloadBytes_) +
-                          " bytes its slot holds (ranks disagree about RINGSYNC_SMALL_BYTES or RINGSYNC_ALGO)");
+                          " bytes its slot holds (ranks run ringsync builds with different limits)");
     payloadBytes_[static_cast<std::size_t>(from)] = static_cast<std::size_t>(size);
   }
 }

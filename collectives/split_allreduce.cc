@@ -18,9 +18,8 @@ std::byte* at(void* base, std::size_t elements, std::size_t elementBytes) {
 std::array<PayloadPiece, 2> splitGatherPieces(const SplitChunks& chunks, int rank, const void* send,
                                               std::size_t elementBytes) {
   const std::size_t ownBegin = chunks.begin(rank), ownEnd = chunks.begin(rank + 1);
-  const std::size_t count = chunks.begin(chunks.size());
   return {PayloadPiece{send, ownBegin * elementBytes},
-          PayloadPiece{at(send, ownEnd, elementBytes), (count - ownEnd) * elementBytes}};
+          PayloadPiece{at(send, ownEnd, elementBytes), (chunks.count() - ownEnd) * elementBytes}};
 }
 
 void splitReduceOwnChunk(const HeaderExchange& exchange, const SplitChunks& chunks, int rank, const void* send,

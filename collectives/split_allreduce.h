@@ -34,7 +34,7 @@ struct SplitChunks {
   std::size_t offsetIn(int r, int c) const { return begin(c) - (c > r ? length(r) : 0); }
   // The largest round-1 payload of any rank, in elements (the rank with the smallest chunk).
   std::size_t largestGather() const { return count_ - length(size_ - 1); }
-  int size() const { return size_; }
+  std::size_t count() const { return count_; }
 
  private:
   std::size_t count_;

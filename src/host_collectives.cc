@@ -160,7 +160,7 @@ void Communicator::Impl::splitAllreduce(const CallHeader& header, const void* se
   detail::splitReduceOwnChunk(*exchange, chunks, rank, send, recv, type, op);
   const std::byte* finished = static_cast<const std::byte*>(recv) + chunks.begin(rank) * elementBytes;
   exchange->run(comm, header, finished, chunks.length(rank) * elementBytes, deadline);
-  for (int r = 0; r < size; ++r) detail::checkPayloadBytes(*exchange, r, chunks.length(r) * elementBytes);
+  checkFlagsAndSizes(*exchange, [&](int r) { return chunks.length(r) * elementBytes; });
   detail::splitCopyPeerChunks(*exchange, chunks, rank, recv, elementBytes);
 }
 

@@ -31,6 +31,7 @@ int Communicator::rank() const { return state(impl_).rank; }
 int Communicator::size() const { return state(impl_).size; }
 int Communicator::localRank() const { return state(impl_).localRank; }
 int Communicator::localSize() const { return state(impl_).localSize; }
+int Communicator::cudaDevice() const { return state(impl_).device->device(); }
 const Options& Communicator::options() const { return state(impl_).options; }
 MPI_Comm Communicator::mpiComm() const { return state(impl_).comm; }
 int Communicator::mpiThreadLevel() const { return state(impl_).threadLevel; }

@@ -52,6 +52,10 @@ class Communicator {
   int size() const;
   int localRank() const;  // rank among the ranks on this node (MPI_COMM_TYPE_SHARED)
   int localSize() const;
+  // The GPU this rank uses for device buffers (NCCL, staging): RINGSYNC_CUDA_DEVICE when set, else
+  // localRank() modulo the GPUs visible; -1 when the build has no CUDA or the process sees no GPU.
+  // Trainers and benches place their device memory here so that it matches the communicator.
+  int cudaDevice() const;
 
   // recv = op over all ranks of send. `send == recv` means in place; any other overlap is rejected.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);

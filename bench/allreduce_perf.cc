@@ -1,14 +1,12 @@
 // allreduce_perf: ringsync's all-reduce, nccl-tests style.
 //   mpirun -np 2 build/bin/allreduce_perf -b 8 -e 256M -f 4 --compare mpi
 // busbw = algbw * 2(n-1)/n: the bytes each rank's link carries in a bandwidth-optimal all-reduce.
+#include "closed_form.h"
 #include "perf_harness.h"
-#include "perf_values.h"
+#include "perf_pattern.h"
 
 namespace ringsync::bench {
 namespace {
-
-// lcm of the closed forms' periods (i%7, i%5, i%2, (r+i)%n): inputs and results repeat after it.
-std::size_t patternPeriod(int ranks) { return 70 * static_cast<std::size_t>(ranks); }
 
 class AllreducePerf final : public PerfCollective {
  public:
@@ -19,14 +17,15 @@ class AllreducePerf final : public PerfCollective {
   const char* opColumn(const PerfArgs& args) const override { return reduceOpName(args.op); }
 
   void fillInput(void* data, std::size_t count, const PerfContext& c) const override {
-    const PeriodicPattern input(c.args.type, patternPeriod(c.ranks),
-                                [&](std::size_t i) { return allreduceInput(c.args.op, c.rank, c.ranks, i); });
+    const PeriodicPattern input(c.args.type, closed_form::allreducePeriod(c.ranks), [&](std::size_t i) {
+      return closed_form::allreduceInput(c.args.op, c.args.type, c.rank, c.ranks, i);
+    });
     input.fill(data, count);
   }
 
   std::size_t countWrong(const void* result, std::size_t count, const PerfContext& c) const override {
-    const PeriodicPattern expected(c.args.type, patternPeriod(c.ranks), [&](std::size_t i) {
-      return allreduceExpected(c.args.op, c.args.type, c.ranks, i);
+    const PeriodicPattern expected(c.args.type, closed_form::allreducePeriod(c.ranks), [&](std::size_t i) {
+      return closed_form::allreduceExpected(c.args.op, c.args.type, c.ranks, i);
     });
     return expected.countMismatches(result, count);
   }

@@ -3,13 +3,12 @@
 // busbw = algbw: every link carries the message once in a pipelined broadcast.
 #include <cstring>
 
+#include "closed_form.h"
 #include "perf_harness.h"
-#include "perf_values.h"
+#include "perf_pattern.h"
 
 namespace ringsync::bench {
 namespace {
-
-constexpr std::size_t kPeriod = 97;  // broadcastValue's period
 
 class BroadcastPerf final : public PerfCollective {
  public:
@@ -25,12 +24,14 @@ class BroadcastPerf final : public PerfCollective {
   // The root holds the values; every other rank starts from a sentinel that differs from them.
   void fillInput(void* data, std::size_t count, const PerfContext& c) const override {
     const bool root = c.rank == c.args.root;
-    const PeriodicPattern input(c.args.type, kPeriod, [&](std::size_t i) { return root ? broadcastValue(i) : 0.0; });
+    const PeriodicPattern input(c.args.type, closed_form::kRankValuePeriod,
+                                [&](std::size_t i) { return root ? closed_form::rankValue(c.args.root, i) : 0.0; });
     input.fill(data, count);
   }
 
   std::size_t countWrong(const void* result, std::size_t count, const PerfContext& c) const override {
-    const PeriodicPattern expected(c.args.type, kPeriod, [](std::size_t i) { return broadcastValue(i); });
+    const PeriodicPattern expected(c.args.type, closed_form::kRankValuePeriod,
+                                   [&](std::size_t i) { return closed_form::rankValue(c.args.root, i); });
     return expected.countMismatches(result, count);
   }
 

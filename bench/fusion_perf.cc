@@ -22,7 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "closed_form.h"
 #include "perf_buffers.h"
+#include "perf_pattern.h"
 #include "resnet50_model.h"
 #include "ringsync/ringsync.h"
 
@@ -50,20 +52,22 @@ class Gradients {
       offset += c;
     }
   }
-  // x = rank + j % 7 (j = position in the model): the average (n-1)/2 + j % 7 is exact, and
-  // averaging it again leaves it unchanged, so repeated runs stay checkable.
-  void fill(int rank) {
-    for (std::size_t j = 0; j < mirror_.size(); ++j) mirror_[j] = static_cast<float>(rank + j % 7);
+  // The closed-form all-reduce input of `rank` at position j in the model: its average is exact,
+  // and averaging that again leaves it unchanged, so repeated runs stay checkable.
+  void fill(int rank, int ranks) {
+    const bench::PeriodicPattern input(DataType::kFloat32, closed_form::allreducePeriod(ranks), [&](std::size_t j) {
+      return closed_form::allreduceInput(ReduceOp::kAvg, DataType::kFloat32, rank, ranks, j);
+    });
+    input.fill(mirror_.data(), mirror_.size());
     transfer(true);
   }
-  // Elements that differ from the average (or, summedOnce, the sum) over `ranks` ranks.
-  std::size_t countWrong(int ranks, bool summedOnce) {
+  // Elements that differ from the closed-form result of `op` (avg; sum for MPI's one sum).
+  std::size_t countWrong(ReduceOp op, int ranks) {
     transfer(false);
-    const float base = summedOnce ? static_cast<float>(ranks * (ranks - 1) / 2) : (ranks - 1) / 2.0f;
-    const float scale = summedOnce ? static_cast<float>(ranks) : 1.0f;
-    std::size_t wrong = 0;
-    for (std::size_t j = 0; j < mirror_.size(); ++j) wrong += mirror_[j] != base + scale * static_cast<float>(j % 7);
-    return wrong;
+    const bench::PeriodicPattern expected(DataType::kFloat32, closed_form::allreducePeriod(ranks), [&](std::size_t j) {
+      return closed_form::allreduceExpected(op, DataType::kFloat32, ranks, j);
+    });
+    return expected.countMismatches(mirror_.data(), mirror_.size());
   }
   const std::vector<GradientBuffer>& buffers() const { return buffers_; }
   std::size_t total() const { return mirror_.size(); }
@@ -198,18 +202,18 @@ void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
   if (!device) {
     Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, false));
     const GradientBuffer g = flat.buffers()[0];
-    cases.push_back({{"mpi_total"}, [&b, &flat] { flat.fill(b.comm.rank()); },
+    cases.push_back({{"mpi_total"}, [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
                      [g] { MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
-                     [&flat, n] { return flat.countWrong(n, true); }, {}});
+                     [&flat, n] { return flat.countWrong(ReduceOp::kSum, n); }, {}});
   }
   Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, device));
   const GradientBuffer g = flat.buffers()[0];
-  cases.push_back({{"ring_total"}, [&b, &flat] { flat.fill(b.comm.rank()); },
+  cases.push_back({{"ring_total"}, [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
                    [&b, g] {
                      b.comm.allreduce(g.data, g.data, g.count, g.type, ReduceOp::kAvg, b.stream.stream());
                      b.stream.synchronize();
                    },
-                   [&flat, n] { return flat.countWrong(n, false); }, {}});
+                   [&flat, n] { return flat.countWrong(ReduceOp::kAvg, n); }, {}});
 }
 
 // The gradients hold the average after any of the remaining cases, and averaging an average
@@ -217,14 +221,14 @@ void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
 void addPerTensor(Bench& b, std::vector<Case>& cases) {
   Row row{"per_tensor"};
   row.buckets = b.grads.buffers().size();
-  cases.push_back({row, [&b] { b.grads.fill(b.comm.rank()); },
+  cases.push_back({row, [&b] { b.grads.fill(b.comm.rank(), b.comm.size()); },
                    [&b] {
                      const auto& g = b.grads.buffers();
                      for (std::size_t i = g.size(); i-- > 0;)
                        b.comm.allreduce(g[i].data, g[i].data, g[i].count, g[i].type, ReduceOp::kAvg, b.stream.stream());
                      b.stream.synchronize();
                    },
-                   [&b] { return b.grads.countWrong(b.comm.size(), false); }, {}});
+                   [&b] { return b.grads.countWrong(ReduceOp::kAvg, b.comm.size()); }, {}});
 }
 
 // Backward lasts as long as the fused averaging (median of its warm-up runs, unless --backward-ms),
@@ -242,8 +246,8 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
   Calibration& calibration = *b.calibrations.emplace_back(std::make_unique<Calibration>());
   calibration.seconds = s.backwardMs / 1e3;
   const bool calibrate = s.backwardMs <= 0;
-  auto prepare = [&b] { b.grads.fill(b.comm.rank()); };
-  auto countWrong = [&b] { return b.grads.countWrong(b.comm.size(), false); };
+  auto prepare = [&b] { b.grads.fill(b.comm.rank(), b.comm.size()); };
+  auto countWrong = [&b] { return b.grads.countWrong(ReduceOp::kAvg, b.comm.size()); };
   auto markAll = [&b](GradientAverager& averager, double backward) {
     const auto& g = b.grads.buffers();
     const auto start = Clock::now();

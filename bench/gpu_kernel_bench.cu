@@ -6,9 +6,9 @@
 //   gpu_kernel_bench [-b 1M] [-e 1G] [-d float] [-n 20] [-r 7] [--tensors 256]
 // Rank-free: run it without mpirun. Prints a table and exits non-zero when a kernel's result is wrong.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +20,7 @@
 #include "cuda/elementwise_kernels.h"
 #include "cuda/pack_kernels.h"
 #include "perf_args.h"
+#include "perf_pattern.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
@@ -77,18 +78,8 @@ double medianSeconds(const Args& args, cudaStream_t stream, const std::function<
 
 // Fills `count` elements with the small integer `value` (exact in every type) via the host.
 void fill(void* device, std::size_t count, DataType type, double value) {
-  std::vector<unsigned char> host(count * dataTypeSize(type));
-  const std::size_t size = dataTypeSize(type);
-  for (std::size_t i = 0; i < count; ++i) {
-    unsigned char* p = host.data() + i * size;
-    switch (type) {
-      case DataType::kFloat32: { const float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
-      case DataType::kFloat64: std::memcpy(p, &value, 8); break;
-      case DataType::kFloat16: { const std::uint16_t v = value == 1 ? 0x3c00 : value == 2 ? 0x4000 : 0x4200; std::memcpy(p, &v, 2); break; }
-      case DataType::kBFloat16: { const std::uint16_t v = value == 1 ? 0x3f80 : value == 2 ? 0x4000 : 0x4040; std::memcpy(p, &v, 2); break; }
-      default: { const std::uint64_t v = static_cast<std::uint64_t>(value); std::memcpy(p, &v, size); }
-    }
-  }
+  std::vector<std::byte> host(count * dataTypeSize(type));
+  bench::PeriodicPattern(type, 1024, [value](std::size_t) { return value; }).fill(host.data(), count);
   RINGSYNC_CHECK_CUDA(cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice));
 }
 

@@ -1,5 +1,6 @@
 # allreduce_perf and broadcast_perf (nccl-tests style), one small file per collective over one
-# shared harness (perf_*.cc). They use ringsync's public headers only.
+# shared harness (perf_*.cc). They use ringsync's public headers only, and check their results
+# against the closed forms the tests use (ringsync_closed_form, testing/).
 find_package(CLI11 REQUIRED CONFIG)
 
 add_library(ringsync_perf_harness STATIC
@@ -9,8 +10,10 @@ add_library(ringsync_perf_harness STATIC
   ${CMAKE_CURRENT_LIST_DIR}/perf_harness.cc
   ${CMAKE_CURRENT_LIST_DIR}/perf_mpi.cc
   ${CMAKE_CURRENT_LIST_DIR}/perf_report.cc
-  ${CMAKE_CURRENT_LIST_DIR}/perf_values.cc)
-target_link_libraries(ringsync_perf_harness PUBLIC ringsync PRIVATE CLI11::CLI11 ringsync_warnings)
+  ${CMAKE_CURRENT_LIST_DIR}/perf_pattern.cc)
+target_link_libraries(ringsync_perf_harness PUBLIC ringsync ringsync_closed_form PRIVATE CLI11::CLI11 ringsync_warnings)
+# The MPI baseline's float16/bfloat16 ops round with the library's own conversion (collectives/half.h).
+target_include_directories(ringsync_perf_harness PRIVATE ${PROJECT_SOURCE_DIR})
 if(RINGSYNC_WITH_CUDA)
   # Device buffers and CUDA events for --backend nccl|staged: the runtime only, never the driver stub.
   target_link_libraries(ringsync_perf_harness PRIVATE CUDA::cudart)

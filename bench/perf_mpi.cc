@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "perf_values.h"
+#include "closed_form.h"
+#include "collectives/half.h"
 
 namespace ringsync::bench {
 namespace {
@@ -24,11 +25,12 @@ void checkMpi(int code, const char* call) {
 
 enum class Half { kFloat16, kBFloat16 };
 
+// The library's own conversions, so the baseline rounds exactly as ringsync does.
 template <Half F> float widen(std::uint16_t bits) {
-  return F == Half::kFloat16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+  return F == Half::kFloat16 ? detail::float16ToFloat(bits) : detail::bfloat16ToFloat(bits);
 }
 template <Half F> std::uint16_t narrow(float value) {
-  return F == Half::kFloat16 ? floatToHalf(value) : floatToBfloat16(value);
+  return F == Half::kFloat16 ? detail::floatToFloat16(value) : detail::floatToBfloat16(value);
 }
 
 // MPI_User_function for 16-bit floats: inout[i] = in[i] op inout[i], computed in float32.
@@ -68,7 +70,8 @@ void divideAll(void* data, std::size_t count, DataType type, int divisor) {
     case DataType::kFloat16:
     case DataType::kBFloat16:
       for (std::size_t i = 0; i < count; ++i)
-        storeElement(data, i, type, static_cast<float>(loadElement(data, i, type)) / static_cast<float>(divisor));
+        closed_form::storeElement(data, i, type,
+                                  static_cast<float>(closed_form::loadElement(data, i, type)) / static_cast<float>(divisor));
       return;
   }
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form.h"
 #include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
@@ -33,8 +34,8 @@ Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count
   REQUIRE(kPeriod % static_cast<std::size_t>(n) == 0);
   double input[kPeriod], expected[kPeriod];
   for (std::size_t i = 0; i < kPeriod; ++i) {
-    input[i] = test::inputValue(op, type, comm.rank(), i);
-    expected[i] = test::roundToType(type, test::expectedValue(op, type, n, i));
+    input[i] = closed_form::allreduceInput(op, type, comm.rank(), n, i);
+    expected[i] = closed_form::allreduceExpected(op, type, n, i);
   }
   TypedBuffer send(type, count);
   for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % kPeriod]);
@@ -171,7 +172,8 @@ TEST_CASE("allreduce: agrees with MPI_Allreduce for float32 and float64", "[allr
   for (const auto& pair : pairs) {
     for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
       TypedBuffer input(type, count), ours(type, count), theirs(type, count);
-      for (std::size_t i = 0; i < count; ++i) input.set(i, test::inputValue(pair.op, type, comm.rank(), i));
+      for (std::size_t i = 0; i < count; ++i)
+        input.set(i, closed_form::allreduceInput(pair.op, type, comm.rank(), comm.size(), i));
       comm.allreduce(input.data(), ours.data(), count, type, pair.op);
       MPI_Allreduce(input.data(), theirs.data(), static_cast<int>(count),
                     type == DataType::kFloat32 ? MPI_FLOAT : MPI_DOUBLE, pair.mpiOp, MPI_COMM_WORLD);

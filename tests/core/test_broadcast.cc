@@ -2,15 +2,12 @@
 // small messages, pipelined chain for large), checked exactly and for bit-identical results.
 #include <catch2/catch.hpp>
 
+#include "closed_form.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
 using ringsync::test::TypedBuffer;
-
-namespace {
-double pattern(int root, std::size_t i) { return static_cast<double>((static_cast<std::size_t>(root) * 13 + i) % 97); }
-}  // namespace
 
 TEST_CASE("broadcast: every root, type and count", "[broadcast]") {
   Options options;
@@ -21,13 +18,13 @@ TEST_CASE("broadcast: every root, type and count", "[broadcast]") {
       for (int root = 0; root < comm.size(); ++root) {
         TypedBuffer buf(type, count);
         if (comm.rank() == root) {
-          for (std::size_t i = 0; i < count; ++i) buf.set(i, pattern(root, i));
+          for (std::size_t i = 0; i < count; ++i) buf.set(i, closed_form::rankValue(root, i));
         } else {
           buf.fill(0x5A);
         }
         comm.broadcast(buf.data(), count, type, root);
         std::size_t wrong = 0;
-        for (std::size_t i = 0; i < count; ++i) wrong += buf.get(i) != pattern(root, i);
+        for (std::size_t i = 0; i < count; ++i) wrong += buf.get(i) != closed_form::rankValue(root, i);
         INFO(dataTypeName(type) << " count=" << count << " root=" << root << ": " << wrong << " wrong on rank "
                                 << comm.rank() << " via " << comm.lastPlacement().algorithm);
         REQUIRE(test::allRanks(wrong == 0 && test::identicalOnAllRanks(buf.data(), buf.bytes())));

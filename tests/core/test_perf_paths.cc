@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form.h"
 #include "collectives/half.h"
 #include "collectives/header_exchange.h"
 #include "collectives/reduce_kernels.h"
@@ -209,11 +210,12 @@ void expectInStep(Communicator& comm) {
   const int n = comm.size();
   for (std::size_t count : {kRingCount, std::size_t{5}}) {
     std::vector<float> data(count);
-    for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<float>(comm.rank() + i % 7);
+    for (std::size_t i = 0; i < count; ++i)
+      data[i] = static_cast<float>(closed_form::allreduceInput(ReduceOp::kSum, DataType::kFloat32, comm.rank(), n, i));
     comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < count; ++i)
-      wrong += data[i] != static_cast<float>(n * static_cast<double>(i % 7) + n * (n - 1) / 2.0);
+      wrong += data[i] != closed_form::allreduceExpected(ReduceOp::kSum, DataType::kFloat32, n, i);
     INFO("count " << count << ": " << wrong << " wrong on rank " << comm.rank());
     REQUIRE(test::allRanks(wrong == 0));
   }

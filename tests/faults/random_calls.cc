@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "closed_form.h"
 #include "ringsync/errors.h"
 #include "support/test_support.h"
 
@@ -18,9 +19,6 @@ constexpr std::uint8_t kSentinel = 0xA5;
 
 DataType drawType(RandomCalls& r) { return kAllDataTypes[r.below(std::size(kAllDataTypes))]; }
 ReduceOp drawOp(RandomCalls& r) { return kAllReduceOps[r.below(std::size(kAllReduceOps))]; }
-
-// Small integers, exact in every DataType (int8 and bfloat16 included).
-double pattern(int rank, std::size_t i) { return static_cast<double>((static_cast<std::size_t>(rank) * 31 + i) % 100); }
 
 std::string describeShape(const char* call, std::size_t count, DataType type) {
   return std::string(call) + " count=" + std::to_string(count) + " " + dataTypeName(type);
@@ -47,11 +45,11 @@ StepResult allreduceStep(Communicator& comm, DataType type, ReduceOp op, std::si
   TypedBuffer send(type, count + kGuard), recv(type, count + kGuard);
   send.fill(kSentinel);
   recv.fill(kSentinel);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, test::inputValue(op, type, comm.rank(), i));
+  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
   const std::vector<std::uint8_t> sendBefore = send.raw();
   comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
   const TypedBuffer& result = inPlace ? send : recv;
-  auto want = [&](std::size_t i) { return test::roundToType(type, test::expectedValue(op, type, n, i)); };
+  auto want = [&](std::size_t i) { return closed_form::allreduceExpected(op, type, n, i); };
   StepResult step{true, false, firstWrong(result, 0, count, want)};
   if (step.wrong.empty()) step.wrong = guardWrong(result, count * dataTypeSize(type));
   if (step.wrong.empty() && !inPlace && send.raw() != sendBefore) step.wrong = "the send buffer was modified";
@@ -64,9 +62,9 @@ StepResult broadcastStep(Communicator& comm, DataType type, std::size_t count, i
   TypedBuffer buf(type, count + kGuard);
   buf.fill(kSentinel);
   if (comm.rank() == root)
-    for (std::size_t i = 0; i < count; ++i) buf.set(i, pattern(root, i));
+    for (std::size_t i = 0; i < count; ++i) buf.set(i, closed_form::rankValue(root, i));
   comm.broadcast(buf.data(), count, type, root);
-  StepResult step{true, false, firstWrong(buf, 0, count, [&](std::size_t i) { return pattern(root, i); })};
+  StepResult step{true, false, firstWrong(buf, 0, count, [&](std::size_t i) { return closed_form::rankValue(root, i); })};
   if (step.wrong.empty()) step.wrong = guardWrong(buf, count * dataTypeSize(type));
   if (!step.wrong.empty()) step.wrong = describeShape("broadcast", count, type) + " root=" + std::to_string(root) + ": " + step.wrong;
   return step;
@@ -77,13 +75,13 @@ StepResult allgatherStep(Communicator& comm, DataType type, std::size_t count, b
   const std::size_t own = static_cast<std::size_t>(comm.rank()) * count;
   TypedBuffer send(type, count), recv(type, n * count + kGuard);
   recv.fill(kSentinel);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, pattern(comm.rank(), i));
+  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::rankValue(comm.rank(), i));
   if (inPlace)
-    for (std::size_t i = 0; i < count; ++i) recv.set(own + i, pattern(comm.rank(), i));
+    for (std::size_t i = 0; i < count; ++i) recv.set(own + i, closed_form::rankValue(comm.rank(), i));
   const void* source = inPlace ? static_cast<const void*>(static_cast<const std::uint8_t*>(recv.data()) + own * dataTypeSize(type))
                                : send.data();
   comm.allgather(source, recv.data(), count, type);
-  auto want = [&](std::size_t i) { return pattern(static_cast<int>(i / count), i % count); };
+  auto want = [&](std::size_t i) { return closed_form::rankValue(static_cast<int>(i / count), i % count); };
   StepResult step{true, false, firstWrong(recv, 0, n * count, want)};
   if (step.wrong.empty()) step.wrong = guardWrong(recv, n * count * dataTypeSize(type));
   if (!step.wrong.empty()) step.wrong = describeShape("allgather", count, type) + ": " + step.wrong;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "call_spec.h"
+#include "closed_form.h"
 #include "fault_support.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
@@ -23,16 +24,18 @@ bool runExact(Communicator& comm, const faults::CallSpec& spec) {
   const int n = comm.size();
   std::vector<float> data(spec.count);
   if (spec.kind == faults::CallSpec::Kind::kAllreduce) {
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(comm.rank() + static_cast<int>(i % 7));
+    for (std::size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<float>(closed_form::allreduceInput(ReduceOp::kSum, DataType::kFloat32, comm.rank(), n, i));
     comm.allreduce(data.data(), data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
     for (std::size_t i = 0; i < data.size(); ++i)
-      if (data[i] != static_cast<float>(n * static_cast<int>(i % 7) + n * (n - 1) / 2)) return false;
+      if (data[i] != closed_form::allreduceExpected(ReduceOp::kSum, DataType::kFloat32, n, i)) return false;
     return true;
   }
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = comm.rank() == spec.root ? static_cast<float>(i % 1000) : -1.0f;
+  const bool root = comm.rank() == spec.root;
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = root ? static_cast<float>(closed_form::rankValue(spec.root, i)) : 0.0f;
   comm.broadcast(data.data(), data.size(), DataType::kFloat32, spec.root);
   for (std::size_t i = 0; i < data.size(); ++i)
-    if (data[i] != static_cast<float>(i % 1000)) return false;
+    if (data[i] != closed_form::rankValue(spec.root, i)) return false;
   return true;
 }
 

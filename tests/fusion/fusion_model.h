@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
@@ -47,11 +48,14 @@ class Model {
   }
   std::size_t size() const { return layers_.size(); }
 
-  // Element i of gradient g at `step` is inputValue(op, type, rank, j) with j = 5g + i + step.
+  // Element i of gradient g at `step` is rank's closed-form input j = 5g + i + step over the ranks
+  // of MPI_COMM_WORLD.
   void fill(int rank, int step, ReduceOp op) {
+    const int ranks = worldSize();
     for (std::size_t g = 0; g < layers_.size(); ++g) {
       TypedBuffer values(layers_[g].type, layers_[g].count);
-      for (std::size_t i = 0; i < values.count(); ++i) values.set(i, inputValue(op, values.type(), rank, index(g, i, step)));
+      for (std::size_t i = 0; i < values.count(); ++i)
+        values.set(i, closed_form::allreduceInput(op, values.type(), rank, ranks, index(g, i, step)));
       if (values.bytes() > 0) std::memcpy(pointers_[g], values.data(), values.bytes());
     }
   }
@@ -62,7 +66,7 @@ class Model {
       TypedBuffer values(layers_[g].type, layers_[g].count);
       if (values.bytes() > 0) std::memcpy(values.data(), pointers_[g], values.bytes());
       for (std::size_t i = 0; i < values.count(); ++i) {
-        const double want = roundToType(values.type(), expectedValue(op, values.type(), ranks, index(g, i, step)));
+        const double want = closed_form::allreduceExpected(op, values.type(), ranks, index(g, i, step));
         if (values.get(i) != want)
           return "gradient " + std::to_string(g) + " (" + dataTypeName(values.type()) + ") element " +
                  std::to_string(i) + ": got " + std::to_string(values.get(i)) + ", want " + std::to_string(want);

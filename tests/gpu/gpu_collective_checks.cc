@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "closed_form.h"
 #include "cuda/device_memory.h"
 #include "support/test_support.h"
 
@@ -34,7 +35,8 @@ std::string placementProblem(const Communicator& comm, const std::string& wantBa
 std::string checkDeviceAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace,
                                  CUstream_st* stream, const std::string& wantBackend) {
   TypedBuffer send(type, count), result(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, inputValue(op, type, comm.rank(), i));
+  for (std::size_t i = 0; i < count; ++i)
+    send.set(i, closed_form::allreduceInput(op, type, comm.rank(), comm.size(), i));
   result.fill(0xA5);
   cuda::DeviceBuffer dsend = toDevice(send), drecv = toDevice(result);
   // count 0 still needs non-null device pointers to be classified as device buffers.
@@ -45,7 +47,7 @@ std::string checkDeviceAllreduce(Communicator& comm, DataType type, ReduceOp op,
   fromDevice(result, r, stream);
   std::string problem = placementProblem(comm, wantBackend);
   for (std::size_t i = 0; i < count && problem.empty(); ++i) {
-    const double want = roundToType(type, expectedValue(op, type, comm.size(), i));
+    const double want = closed_form::allreduceExpected(op, type, comm.size(), i);
     if (result.get(i) != want)
       problem = "element " + std::to_string(i) + " = " + std::to_string(result.get(i)) + ", want " + std::to_string(want);
   }
@@ -57,7 +59,7 @@ std::string checkDeviceAllreduce(Communicator& comm, DataType type, ReduceOp op,
 std::string checkDeviceBroadcast(Communicator& comm, DataType type, std::size_t count, int root, CUstream_st* stream,
                                  const std::string& wantBackend) {
   TypedBuffer data(type, count);
-  for (std::size_t i = 0; i < count; ++i) data.set(i, comm.rank() == root ? static_cast<double>(i % 100) : 0.0);
+  for (std::size_t i = 0; i < count; ++i) data.set(i, comm.rank() == root ? closed_form::rankValue(root, i) : 0.0);
   cuda::DeviceBuffer device = toDevice(data);
   cuda::DeviceBuffer placeholder(count == 0 ? 16 : 0);
   void* buf = count ? device.data() : placeholder.data();
@@ -65,7 +67,7 @@ std::string checkDeviceBroadcast(Communicator& comm, DataType type, std::size_t 
   fromDevice(data, buf, stream);
   std::string problem = placementProblem(comm, wantBackend);
   for (std::size_t i = 0; i < count && problem.empty(); ++i)
-    if (data.get(i) != static_cast<double>(i % 100)) problem = "element " + std::to_string(i) + " wrong";
+    if (data.get(i) != closed_form::rankValue(root, i)) problem = "element " + std::to_string(i) + " wrong";
   if (!allRanks(problem.empty()))
     return std::string("broadcast ") + dataTypeName(type) + " count=" + std::to_string(count) + " root=" +
            std::to_string(root) + ": " + (problem.empty() ? "a peer failed" : problem);

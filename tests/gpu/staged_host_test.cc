@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form.h"
 #include "collectives/staged_path.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
@@ -74,7 +75,8 @@ std::string expectedLog(bool downloads, bool uploads, bool withStream) {
 bool checkAllreduce(Communicator& comm, FakeStagingMemory& memory, DataType type, ReduceOp op, std::size_t count,
                     bool inPlace, CUstream_st* stream) {
   TypedBuffer send(type, count), recv(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, test::inputValue(op, type, comm.rank(), i));
+  for (std::size_t i = 0; i < count; ++i)
+    send.set(i, closed_form::allreduceInput(op, type, comm.rank(), comm.size(), i));
   recv.fill(0xA5);
   TypedBuffer& out = inPlace ? send : recv;
   memory.log.clear();
@@ -88,7 +90,7 @@ bool checkAllreduce(Communicator& comm, FakeStagingMemory& memory, DataType type
   memory.finish();  // the caller waiting on its stream
   bool valuesOk = comm.callCount() == before + 1;
   for (std::size_t i = 0; i < count && valuesOk; ++i)
-    valuesOk = out.get(i) == test::roundToType(type, test::expectedValue(op, type, comm.size(), i));
+    valuesOk = out.get(i) == closed_form::allreduceExpected(op, type, comm.size(), i);
   UNSCOPED_INFO(test::describe(type, op, count, inPlace) << (stream ? " with stream" : " without stream")
                 << ": log " << memory.log << (valuesOk ? "" : ", wrong values"));
   return orderOk && valuesOk && memory.streamsOk;

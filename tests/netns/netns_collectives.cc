@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
@@ -35,12 +36,12 @@ TEST_CASE("netns: all-reduce is exact across the hosts", "[netns]") {
       for (std::size_t count : {std::size_t{0}, std::size_t{7}, std::size_t{1021}, std::size_t{300001}}) {
         for (bool inPlace : {false, true}) {
           TypedBuffer send(type, count), recv(type, count);
-          for (std::size_t i = 0; i < count; ++i) send.set(i, test::inputValue(op, type, comm.rank(), i));
+          for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
           comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
           const TypedBuffer& result = inPlace ? send : recv;
           std::size_t wrong = 0;
           for (std::size_t i = 0; i < count; ++i)
-            wrong += result.get(i) != test::roundToType(type, test::expectedValue(op, type, n, i));
+            wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
           INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong");
           REQUIRE(test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes())));
         }

@@ -1,5 +1,6 @@
 // Helpers shared by the multi-rank tests: world rank/size, collective verdicts, typed buffers
-// holding small integers (exact in every DataType), and the closed-form expectations.
+// and the counts to test. The inputs and their exact results are closed_form.h's (shared with the
+// bench).
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,8 @@ long long sumOverRanks(long long value, MPI_Comm comm = MPI_COMM_WORLD);
 // True when `bytes` bytes at `data` are identical on every rank of `comm`.
 bool identicalOnAllRanks(const void* data, std::size_t bytes, MPI_Comm comm = MPI_COMM_WORLD);
 
-// A host buffer of `count` elements of `type`, read and written as doubles.
+// A host buffer of `count` elements of `type`, read and written as doubles
+// (closed_form::storeElement / loadElement).
 class TypedBuffer {
  public:
   TypedBuffer(DataType type, std::size_t count);
@@ -43,17 +45,6 @@ class TypedBuffer {
   std::size_t count_;
   std::vector<std::uint8_t> bytes_;
 };
-
-bool isSigned(DataType type);
-
-// Rank r's input element i for `op`, and the exact result over n ranks (closed forms):
-//   sum/avg: x = r + i%7 (- 3 for signed types) -> sum = n(i%7) + n(n-1)/2 (- 3n)
-//   prod:    x = 1 + (r+i)%2                    -> 2^(#r with r+i odd)
-//   min/max: x = (r+i)%n + i%5 (- 5 for signed) -> min = i%5 (- 5), max = i%5 + n-1 (- 5)
-double inputValue(ReduceOp op, DataType type, int rank, std::size_t i);
-double expectedValue(ReduceOp op, DataType type, int ranks, std::size_t i);
-// `value` rounded to what `type` can hold (as storing it in a TypedBuffer would).
-double roundToType(DataType type, double value);
 
 // The counts every collective is tested with: 0, 1, n-1, n, n+1, 1021, more than two segments per
 // chunk at `segmentBytes`, and 2^20 + 7 (deduplicated, ascending).

@@ -367,7 +367,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool device = s.device == "gpu";
-  const std::string whyNot = device ? bench::selectDevice(comm.localRank(), comm.options().cudaDevice) : "";
+  const std::string whyNot = device ? bench::useDevice(comm.cudaDevice()) : "";
   if (slowestRank(whyNot.empty() ? 0.0 : 1.0) > 0) {  // every rank needs its GPU
     if (comm.rank() == 0) std::fprintf(stderr, "fusion_perf: --device gpu: %s\n", whyNot.c_str());
     return 2;

@@ -21,6 +21,7 @@
 
 #include "cuda/device_memory.h"
 #include "perf_args.h"
+#include "perf_buffers.h"
 #include "ringsync/ringsync.h"
 
 using namespace ringsync;
@@ -86,8 +87,9 @@ int main(int argc, char** argv) try {
   const Args args = parseArgs(argc, argv);
   Communicator comm(MPI_COMM_WORLD);
   if (comm.size() != 1) throw InvalidArgument("run at 1 rank: this compares against a 1-rank ncclAllReduce");
-  int device = 0;
-  RINGSYNC_CHECK_CUDA(cudaGetDevice(&device));
+  // The bare NCCL communicator and the buffer on the GPU ringsync's own NCCL communicator uses.
+  const int device = comm.cudaDevice();
+  if (const std::string why = bench::useDevice(device); !why.empty()) throw BackendError(why);
   ncclComm_t bare = nullptr;
   checkNccl(ncclCommInitAll(&bare, 1, &device), "ncclCommInitAll");
   cudaDeviceProp properties{};

@@ -35,8 +35,10 @@ std::unique_ptr<PerfMemory> makeHostMemory(std::size_t bytes);
 std::unique_ptr<PerfStream> makeHostStream();
 
 // Device side; available only when ringsync was built with CUDA and a GPU is present.
-// Returns "" and selects the GPU when usable, otherwise why not (for the error message).
-std::string selectDevice(int localRank, int requestedDevice);
+// Makes `device` (Communicator::cudaDevice(), -1 when there is none) current, so that the bench's
+// own device memory and streams sit on the GPU the communicator uses. Returns "" when it is,
+// otherwise why not (for the error message).
+std::string useDevice(int device);
 std::unique_ptr<PerfMemory> makeDeviceMemory(std::size_t bytes);
 std::unique_ptr<PerfStream> makeDeviceStream();
 

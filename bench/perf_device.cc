@@ -81,20 +81,14 @@ class DeviceStream final : public PerfStream {
 
 }  // namespace
 
-std::string selectDevice(int localRank, int requestedDevice) {
-  int devices = 0;  // cudaGetDeviceCount leaves it untouched when there is no driver
-  const cudaError_t code = cudaGetDeviceCount(&devices);
-  if (code != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorName(code) + ": " +
-           cudaGetErrorString(code) + ")";
-  }
-  if (devices == 0) return "no GPU found (cudaGetDeviceCount returned 0)";
-  const int device = requestedDevice >= 0 ? requestedDevice : localRank % devices;
-  if (device >= devices)
-    return "RINGSYNC_CUDA_DEVICE=" + std::to_string(device) + " but only " + std::to_string(devices) + " GPU(s)";
-  const cudaError_t set = cudaSetDevice(device);
-  if (set != cudaSuccess) return std::string("cudaSetDevice failed: ") + cudaGetErrorString(set);
+std::string useDevice(int device) {
+  if (device < 0)
+    return "no usable GPU (Communicator::cudaDevice() is -1: no CUDA device is visible, or RINGSYNC_CUDA_DEVICE "
+           "names one beyond those visible)";
+  const cudaError_t code = cudaSetDevice(device);
+  if (code != cudaSuccess)
+    return "cudaSetDevice(" + std::to_string(device) + ") failed: " + cudaGetErrorName(code) + ": " +
+           cudaGetErrorString(code);
   return "";
 }
 
@@ -103,7 +97,7 @@ std::unique_ptr<PerfStream> makeDeviceStream() { return std::make_unique<DeviceS
 
 #else  // ringsync built without CUDA
 
-std::string selectDevice(int, int) {
+std::string useDevice(int) {
   return "this ringsync was built without CUDA (RINGSYNC_WITH_CUDA=0), so it has no device backends";
 }
 std::unique_ptr<PerfMemory> makeDeviceMemory(std::size_t) { throw std::logic_error("no CUDA in this build"); }

@@ -219,7 +219,7 @@ PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, 
 
 // Device backends need a GPU on every rank; all ranks reach the same verdict.
 bool deviceUsable(const char* tool, const PerfArgs& args, const Communicator& comm) {
-  const std::string why = selectDevice(comm.localRank(), comm.options().cudaDevice);
+  const std::string why = useDevice(comm.cudaDevice());
   int bad = why.empty() ? 0 : 1;
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (bad && comm.rank() == 0)

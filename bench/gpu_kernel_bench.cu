@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,7 +18,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/elementwise_kernels.h"
 #include "cuda/pack_kernels.h"
-#include "perf_args.h"
+#include "gpu_args.h"
 #include "perf_pattern.h"
 #include "ringsync/ringsync.h"
 
@@ -27,33 +26,18 @@ using namespace ringsync;
 
 namespace {
 
-struct Args {
-  std::size_t minBytes = std::size_t{1} << 20;
-  std::size_t maxBytes = std::size_t{1} << 30;
+struct Args : bench::GpuSweepArgs {
   DataType type = DataType::kFloat32;
-  int iterations = 20;
-  int repetitions = 7;
   std::size_t tensors = 256;
 };
 
-// The sizes accept the suffixes K, M and G, as the other bench binaries (perf_args.h: parseSize).
 Args parseArgs(int argc, char** argv) {
-  Args args;
-  std::string minBytes = "1M", maxBytes = "1G", type = "float32";
-  CLI::App app("gpu_kernel_bench: ringsync's CUDA kernels against a device-to-device copy");
-  app.add_option("-b", minBytes, "smallest size in bytes");
-  app.add_option("-e", maxBytes, "largest size in bytes (sizes double)");
+  Args args{{std::size_t{1} << 20, std::size_t{1} << 30, 20, 7}};
+  std::string type = "float32";
+  CLI::App app("gpu_kernel_bench: ringsync's CUDA kernels against a device-to-device copy (sizes double)");
   app.add_option("-d", type, "data type");
-  app.add_option("-n", args.iterations, "launches per timed repetition")->check(CLI::PositiveNumber);
-  app.add_option("-r", args.repetitions, "timed repetitions (median)")->check(CLI::PositiveNumber);
   app.add_option("--tensors", args.tensors, "tensors per pack/unpack launch")->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    std::exit(app.exit(error));  // --help, or a flag CLI11 rejects, with its message
-  }
-  args.minBytes = bench::parseSize(minBytes);
-  args.maxBytes = bench::parseSize(maxBytes);
+  bench::parseGpuSweepArgs(app, argc, argv, args);
   const auto parsed = parseDataType(type);
   if (!parsed) throw InvalidArgument("-d " + type + ": unknown type");
   args.type = *parsed;

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,7 +19,7 @@
 #include <nccl.h>
 
 #include "cuda/device_memory.h"
-#include "perf_args.h"
+#include "gpu_args.h"
 #include "perf_buffers.h"
 #include "ringsync/ringsync.h"
 
@@ -29,29 +28,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Args {
-  std::size_t minBytes = 8;
-  std::size_t maxBytes = std::size_t{256} << 20;
-  int iterations = 200;
-  int repetitions = 9;
-};
-
-// The sizes accept the suffixes K, M and G, as the other bench binaries (perf_args.h: parseSize).
-Args parseArgs(int argc, char** argv) {
-  Args args;
-  std::string minBytes = "8", maxBytes = "256M";
-  CLI::App app("gpu_nccl_overhead: ringsync's NCCL path against a bare ncclAllReduce, 1 rank");
-  app.add_option("-b", minBytes, "smallest size in bytes");
-  app.add_option("-e", maxBytes, "largest size in bytes");
-  app.add_option("-n", args.iterations, "calls per timed repetition")->check(CLI::PositiveNumber);
-  app.add_option("-r", args.repetitions, "timed repetitions (median)")->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    std::exit(app.exit(error));  // --help, or a flag CLI11 rejects, with its message
-  }
-  args.minBytes = bench::parseSize(minBytes);
-  args.maxBytes = bench::parseSize(maxBytes);
+bench::GpuSweepArgs parseArgs(int argc, char** argv) {
+  bench::GpuSweepArgs args{8, std::size_t{256} << 20, 200, 9};
+  CLI::App app("gpu_nccl_overhead: ringsync's NCCL path against a bare ncclAllReduce, 1 rank (sizes x4)");
+  bench::parseGpuSweepArgs(app, argc, argv, args);
   return args;
 }
 
@@ -84,7 +64,7 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) try {
   MpiEnvironment mpi(&argc, &argv);
-  const Args args = parseArgs(argc, argv);
+  const bench::GpuSweepArgs args = parseArgs(argc, argv);
   Communicator comm(MPI_COMM_WORLD);
   if (comm.size() != 1) throw InvalidArgument("run at 1 rank: this compares against a 1-rank ncclAllReduce");
   // The bare NCCL communicator and the buffer on the GPU ringsync's own NCCL communicator uses.

@@ -1,24 +1,30 @@
-"""What a Python call costs on top of the C++ one, measured in one run on one communicator.
+"""What a Python call costs on top of the C++ one, measured in one run on one array.
 
     mpirun -np 2 python python_bindings/bench/allreduce_overhead.py [--bytes 4|64M] [--reps N]
+        [--cpp-loops build/lib/libringsync_python_loops.so]
 
 For each repetition, in turn and after a barrier: `iterations` in-place all-reduces of the same
 float32 numpy array through (1) the Python binding, comm.allreduce(x), timed in Python, (2) the C++
-Communicator::allreduce in a C++ loop (ringsync._ringsync._timing), and (3) MPI_Allreduce
-(MPI_IN_PLACE) in a C++ loop, the host baseline. Rank 0 prints the medians over the repetitions
+Communicator::allreduce in a C++ loop, and (3) MPI_Allreduce (MPI_IN_PLACE) in a C++ loop, the host
+baseline. The C++ loops are bench code, built with the bench (cmake --build build --target
+ringsync_python_loops) and loaded with ctypes; their Communicator has the same options from the
+environment as the Python one. Rank 0 prints the medians over the repetitions
 (and the minimum, which a shared, oversubscribed machine distorts least): time per call,
 algbw = S/t and busbw = algbw * 2(n-1)/n as nccl-tests does, and the Python overhead (Python
 minus C++ per call).
 """
 
 import argparse
+import ctypes
+import pathlib
 import statistics
 import time
 
 import numpy as np
 
 import ringsync
-from ringsync._ringsync import _timing
+
+DEFAULT_CPP_LOOPS = pathlib.Path(__file__).resolve().parents[2] / "build" / "lib" / "libringsync_python_loops.so"
 
 
 def parse_bytes(text):
@@ -34,6 +40,42 @@ def python_loop(comm, x, iterations):
     return time.perf_counter() - start
 
 
+class CppLoops:
+    """python_bindings/bench/cpp_loops.cc through ctypes (which releases the GIL during each call)."""
+
+    def __init__(self, path):
+        if not pathlib.Path(path).exists():
+            raise SystemExit(f"{path} not found: build it with `cmake --build build --target ringsync_python_loops`, "
+                             "or pass --cpp-loops")
+        self._lib = lib = ctypes.CDLL(str(path))
+        lib.ringsync_loops_open.restype = ctypes.c_void_p
+        lib.ringsync_loops_close.argtypes = [ctypes.c_void_p]
+        lib.ringsync_loops_allreduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
+        lib.ringsync_loops_allreduce.restype = ctypes.c_double
+        lib.ringsync_loops_mpi_allreduce.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
+        lib.ringsync_loops_mpi_allreduce.restype = ctypes.c_double
+        self._comm = lib.ringsync_loops_open()  # collective, like ringsync.Communicator()
+        if not self._comm:
+            raise RuntimeError("ringsync_loops_open failed (see stderr)")
+
+    def close(self):
+        """Collective; before ringsync.finalize() runs at exit."""
+        self._lib.ringsync_loops_close(self._comm)
+        self._comm = None
+
+    @staticmethod
+    def _checked(seconds):
+        if seconds < 0:
+            raise RuntimeError("a C++ loop failed (see stderr)")
+        return seconds
+
+    def allreduce(self, x, iterations):
+        return self._checked(self._lib.ringsync_loops_allreduce(self._comm, x.ctypes.data, x.size, iterations))
+
+    def mpi_allreduce(self, x, iterations):
+        return self._checked(self._lib.ringsync_loops_mpi_allreduce(x.ctypes.data, x.size, iterations))
+
+
 def slowest(comm, seconds):
     """The slowest rank's time: a collective is as fast as its last participant."""
     t = np.array([seconds])
@@ -46,9 +88,17 @@ def main():
     parser.add_argument("--bytes", default="4", help="array size, e.g. 4, 64M")
     parser.add_argument("--reps", type=int, default=0, help="repetitions (0: 101 below 1 MiB, else 11)")
     parser.add_argument("--iterations", type=int, default=0, help="calls per repetition (0: by size)")
+    parser.add_argument("--cpp-loops", default=DEFAULT_CPP_LOOPS,
+                        help="the C++ loops library (default: build/lib/libringsync_python_loops.so)")
     args = parser.parse_args()
 
     comm = ringsync.Communicator()
+    cpp_loops = CppLoops(args.cpp_loops)
+    measure(comm, cpp_loops, args)
+    cpp_loops.close()
+
+
+def measure(comm, cpp_loops, args):
     nbytes = parse_bytes(args.bytes)
     x = np.zeros(max(nbytes // 4, 1), dtype=np.float32)  # zeros: sums stay finite forever
     # Short repetitions (a fraction of a millisecond for small arrays): on a shared machine a
@@ -57,8 +107,8 @@ def main():
     args.reps = args.reps or (101 if nbytes < (1 << 20) else 11)
     loops = {
         "python comm.allreduce": lambda: python_loop(comm, x, iterations),
-        "C++ Communicator::allreduce": lambda: _timing.allreduce_loop(comm, x, "sum", iterations),
-        "C++ MPI_Allreduce": lambda: _timing.mpi_allreduce_loop(comm, x, "sum", iterations),
+        "C++ Communicator::allreduce": lambda: cpp_loops.allreduce(x, iterations),
+        "C++ MPI_Allreduce": lambda: cpp_loops.mpi_allreduce(x, iterations),
     }
     for loop in loops.values():  # warm up: first touch, scratch buffers, connections
         loop()

@@ -14,6 +14,5 @@ void registerOptions(nb::module_& m);            // options.h: ringsync.Options
 void registerMpiEnvironment(nb::module_& m);     // mpi_environment.h: init on demand, finalize at exit
 void registerCommunicator(nb::module_& m);       // communicator.h: ringsync.Communicator
 void registerGradientAverager(nb::module_& m);   // gradient_averager.h: ringsync.GradientAverager
-void registerTiming(nb::module_& m);             // _timing: C++ loops for the overhead benchmark
 
 }  // namespace ringsync::python

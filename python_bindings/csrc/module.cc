@@ -10,5 +10,4 @@ NB_MODULE(_ringsync, m) {
   registerMpiEnvironment(m);
   registerCommunicator(m);
   registerGradientAverager(m);
-  registerTiming(m);
 }

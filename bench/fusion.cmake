@@ -1,4 +1,4 @@
-# fusion_perf: ResNet-50's gradients averaged per tensor, fused, and fused + overlapped (issue 5).
+# fusion_perf: ResNet-50's gradients averaged per tensor, fused, and fused + overlapped.
 # Public headers only, plus the bench harness's host/device memory and streams (perf.cmake).
 find_package(CLI11 REQUIRED CONFIG)
 add_executable(fusion_perf ${CMAKE_CURRENT_LIST_DIR}/fusion_perf.cc ${CMAKE_CURRENT_LIST_DIR}/resnet50_model.cc)

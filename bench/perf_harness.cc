@@ -120,7 +120,7 @@ class PerfSweep {
   }
 
   // The timed iterations of all forms, interleaved in rounds with the order rotated each round,
-  // so that a slow spell of this shared machine does not land on one form only.
+  // so that a slow spell of a shared machine does not land on one form only.
   void timeInterleaved(const std::vector<Form>& forms, std::size_t count) {
     const int rounds = std::min(args_.iterations, kRounds);
     std::vector<double> seconds(forms.size(), 0.0);

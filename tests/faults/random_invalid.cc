@@ -31,8 +31,7 @@ std::size_t absurdCount(RandomCalls& r, DataType type) {
                                std::size_t{1} << 62});
 }
 
-BadCall drawAllreduce(RandomCalls& r, int ranks) {
-  (void)ranks;
+BadCall drawAllreduce(RandomCalls& r) {
   const DataType type = pick(r, {DataType::kInt8, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64});
   const ReduceOp op = pick(r, {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kAvg});
   const std::size_t size = dataTypeSize(type);
@@ -119,7 +118,7 @@ BadCall drawAllgather(RandomCalls& r, int ranks) {
 StepResult RandomCalls::invalidStep(Communicator& comm) {
   // Everything is drawn on every rank, callers or not, so the sequence stays the same everywhere.
   const std::uint64_t kind = below(3);
-  const BadCall bad = kind == 0 ? drawAllreduce(*this, ranks_) : kind == 1 ? drawBroadcast(*this, ranks_) : drawAllgather(*this, ranks_);
+  const BadCall bad = kind == 0 ? drawAllreduce(*this) : kind == 1 ? drawBroadcast(*this, ranks_) : drawAllgather(*this, ranks_);
   const std::vector<int> callers = drawCallers();
   bool caller = false;
   for (int r : callers) caller = caller || r == comm.rank();

@@ -1,8 +1,7 @@
 // GradientAverager on device gradients (label `gpu`): buckets packed by the batched kernel on the
 // averager's stream after events recorded on the caller's "backward" stream, all-reduced through
 // NCCL (1 rank) or the staged path (ranks sharing one GPU), with and without overlap, device and
-// host gradients in one list. Says SKIPPED without a GPU. Not run on the development machines
-// (no GPU there): compiled and linked only.
+// host gradients in one list. Without a GPU it is compiled and linked, and says SKIPPED.
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime_api.h>

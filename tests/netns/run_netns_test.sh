@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Across nodes on one machine (issue 7): 4 ranks on two simulated hosts. Two network namespaces
+# Across nodes on one machine: 4 ranks on two simulated hosts. Two network namespaces
 # ("hostA", "hostB", each with its own hostname via a UTS namespace) are joined by a veth pair;
 # mpirun runs on hostA and starts hostB's daemon through plm_rsh_agent = a script that enters
 # hostB's namespace (what ssh would do on a cluster); MPI traffic is TCP over the veth.
@@ -10,7 +10,7 @@
 #      (with the unimpaired link's figures from the same run for comparison), when it is built.
 # Everything it creates is removed on exit, failure included. Exit 77 (CTest skip) when the
 # environment refuses namespaces. Each part builds its own pair of hosts, so CTest runs the parts
-# as separate entries (4 ranks on 2 cores are slow over TCP: each part stays well under a minute).
+# as separate entries, each well under a minute even when the 4 ranks share a few cores over TCP.
 #   run_netns_test.sh <bin-dir> [collectives|trainer|perf|all]
 set -uo pipefail
 

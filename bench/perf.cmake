@@ -1,6 +1,6 @@
 # allreduce_perf and broadcast_perf (nccl-tests style), one small file per collective over one
 # shared harness (perf_*.cc). They use ringsync's public headers only, and check their results
-# against the closed forms the tests use (ringsync_closed_form, testing/).
+# against the closed forms the tests use (ringsync_closed_form, tests/support/closed_form/).
 find_package(CLI11 REQUIRED CONFIG)
 
 add_library(ringsync_perf_harness STATIC

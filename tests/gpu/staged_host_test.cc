@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/staged_path.h"
+#include "src/staged_path.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 

@@ -12,7 +12,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_memory.h"
 #include "cuda/pack_kernels.h"
-#include "device_probe.h"
+#include "src/device_probe.h"
 #include "gradient_averager_runner.h"
 #include "ringsync/errors.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/bucket_plan.h"
+#include "bucket_plan.h"
 #include "ringsync/communicator.h"
 
 struct CUstream_st;

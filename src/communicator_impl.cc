@@ -81,8 +81,8 @@ void Communicator::Impl::abort(const std::string& reason) noexcept {
 }
 
 detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* send, const void* recv) {
-  const detail::MemoryKind sendKind = device_->classify(send);
-  const detail::MemoryKind recvKind = send == recv ? sendKind : device_->classify(recv);
+  const detail::MemoryKind sendKind = detail::classifyPointer(send);
+  const detail::MemoryKind recvKind = send == recv ? sendKind : detail::classifyPointer(recv);
   return detail::checkMemory(call, sendKind, recvKind, options_.backend);
 }
 

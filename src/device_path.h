@@ -20,15 +20,13 @@ struct CUstream_st;
 
 namespace ringsync::detail {
 
-// What the Communicator core needs of the device layer: pointer classification, the NCCL
-// communicator and staging memory. It holds no control flow of a collective: the core sequences,
+// What the Communicator core needs of the device layer: the GPU of this rank, the NCCL
+// communicator and staging memory (pointers are classified by classifyPointer() below). It holds no control flow of a collective: the core sequences,
 // checks and composes (the staged path is src/staged_path.h, run by the core).
 class DevicePath {
  public:
   virtual ~DevicePath() = default;
 
-  // Host or device memory. Makes no CUDA call when the process has no GPU.
-  virtual MemoryKind classify(const void* pointer) = 0;
   virtual int device() const = 0;  // CUDA device used for this rank, -1 when none
 
   // Whether NCCL may serve device buffers is decided once, by every rank together, before the
@@ -50,6 +48,12 @@ class DevicePath {
   // After a failure: abort NCCL (ncclCommAbort) so nothing waits on it. Never throws.
   virtual void abort() noexcept = 0;
 };
+
+// The one pointer classifier (the core and the GradientAverager use it). Makes no CUDA call in a
+// process without a GPU driver, or in a build without CUDA. With CUDA, only a successful query
+// answering unregistered or host memory means host: an error is a BackendError naming the pointer
+// (never silently "host", which would send device memory to the host ring).
+MemoryKind classifyPointer(const void* pointer);
 
 struct DevicePathContext {
   MPI_Comm comm;   // the Communicator's duplicated communicator (for the ncclUniqueId broadcast)

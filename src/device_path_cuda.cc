@@ -3,6 +3,7 @@
 //
 // Host buffers stay cheap and CUDA-free: without an NVIDIA driver on the machine classify() never
 // calls the CUDA runtime (device_probe.h); with one it costs one cudaPointerGetAttributes.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,17 +21,6 @@ namespace {
 class CudaDevicePath final : public DevicePath {
  public:
   explicit CudaDevicePath(const DevicePathContext& context) : context_(context) {}
-
-  MemoryKind classify(const void* pointer) override {
-    if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-      cudaGetLastError();  // not a pointer CUDA knows: host memory
-      return MemoryKind::kHost;
-    }
-    const bool onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-    return onDevice ? MemoryKind::kDevice : MemoryKind::kHost;
-  }
 
   bool ncclDecided() const override { return ncclForcedOff() || state_ != NcclState::kUnknown; }
   void decideNccl() override;
@@ -127,6 +117,25 @@ void CudaDevicePath::decideNccl() {
 }
 
 }  // namespace
+
+MemoryKind classifyPointer(const void* pointer) {
+  if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // this query's own error only: it is not sticky, and it is reported here
+    throw BackendError("cannot tell whether pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
+                       " is host or device memory: cudaPointerGetAttributes failed: " + cudaGetErrorString(status));
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeUnregistered:
+    case cudaMemoryTypeHost: return MemoryKind::kHost;
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged: return MemoryKind::kDevice;
+  }
+  throw BackendError("pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
+                     ": unknown cudaMemoryType " + std::to_string(static_cast<int>(attributes.type)));
+}
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext& context) {
   return std::make_unique<CudaDevicePath>(context);

@@ -9,7 +9,6 @@ namespace {
 
 class NoDevicePath final : public DevicePath {
  public:
-  MemoryKind classify(const void*) override { return MemoryKind::kHost; }
   bool ncclDecided() const override { return true; }
   void decideNccl() override {}
   bool ncclUsable(std::string* whyNot) const override {
@@ -27,6 +26,8 @@ class NoDevicePath final : public DevicePath {
 };
 
 }  // namespace
+
+MemoryKind classifyPointer(const void*) { return MemoryKind::kHost; }
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext&) { return std::make_unique<NoDevicePath>(); }
 

@@ -96,17 +96,6 @@ class DeviceRunner final : public BucketRunner {
 
 }  // namespace
 
-bool isDevicePointer(const void* pointer) {
-  // Without a GPU driver no CUDA call is made at all (device_probe.h).
-  if (pointer == nullptr || visibleGpuCount() == 0) return false;
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-    cudaGetLastError();  // not a pointer CUDA knows: host memory
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
-
 std::unique_ptr<BucketRunner> makeDeviceRunner(const RunnerContext& context) {
   return std::make_unique<DeviceRunner>(context);
 }

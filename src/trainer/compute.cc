@@ -1,4 +1,4 @@
-#include "src/trainer/compute.h"
+#include "compute.h"
 
 #include "ringsync/errors.h"
 

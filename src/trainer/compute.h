@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "src/trainer/config.h"
-#include "src/trainer/model.h"
+#include "config.h"
+#include "model.h"
 
 struct CUstream_st;  // cudaStream_t, without CUDA's headers
 

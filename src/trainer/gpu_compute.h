@@ -1,9 +1,9 @@
-// The GPU engine (cuBLAS for the matrix products, cuda/trainer_kernels.h for the rest), built
+// The GPU engine (cuBLAS for the matrix products, the trainer's kernels.h for the rest), built
 // only with CUDA and linked only into ringsync-train. Parameters, momentum and gradients live in
 // device memory; the gradient averager reduces them there (NCCL, or staged through the host).
 #pragma once
 
-#include "src/trainer/compute.h"
+#include "compute.h"
 
 namespace ringsync::trainer {
 

@@ -1,4 +1,4 @@
-#include "src/trainer/gradient_sync.h"
+#include "gradient_sync.h"
 
 #include <vector>
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/model.h"
+#include "model.h"
 
 struct CUstream_st;
 

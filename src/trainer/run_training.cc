@@ -1,12 +1,12 @@
-#include "src/trainer/run_training.h"
+#include "run_training.h"
 
 #include <fstream>
 #include <ostream>
 
-#include "src/trainer/errors.h"
-#include "src/trainer/root_task.h"
-#include "src/trainer/schedule.h"
-#include "src/trainer/trainer.h"
+#include "errors.h"
+#include "root_task.h"
+#include "schedule.h"
+#include "trainer.h"
 
 namespace ringsync::trainer {
 

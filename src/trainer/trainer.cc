@@ -1,13 +1,13 @@
-#include "src/trainer/trainer.h"
+#include "trainer.h"
 
 #include <algorithm>
 #include <ostream>
 
 #include "ringsync/errors.h"
-#include "src/trainer/errors.h"
-#include "src/trainer/random.h"
-#include "src/trainer/replica_check.h"
-#include "src/trainer/schedule.h"
+#include "errors.h"
+#include "random.h"
+#include "replica_check.h"
+#include "schedule.h"
 
 namespace ringsync::trainer {
 

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/checkpoint.h"
-#include "src/trainer/compute.h"
-#include "src/trainer/config.h"
-#include "src/trainer/dataset.h"
-#include "src/trainer/gradient_sync.h"
-#include "src/trainer/metrics.h"
+#include "checkpoint.h"
+#include "compute.h"
+#include "config.h"
+#include "dataset.h"
+#include "gradient_sync.h"
+#include "metrics.h"
 
 namespace ringsync::trainer {
 

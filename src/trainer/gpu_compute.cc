@@ -173,20 +173,10 @@ class GpuEngine final : public ComputeEngine {
   std::string name_;
 };
 
-int countDevices() {
-  int count = 0;  // left untouched when there is no driver (cudaErrorInsufficientDriver)
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
 }  // namespace
 
 GpuHooks gpuHooks() {
   GpuHooks hooks;
-  hooks.deviceCount = countDevices;
   hooks.makeEngine = [](const ModelLayout& layout, std::size_t maxRows, int device) -> std::unique_ptr<ComputeEngine> {
     return std::make_unique<GpuEngine>(layout, maxRows, device);
   };

@@ -7,8 +7,7 @@
 
 namespace ringsync::trainer {
 
-// deviceCount: CUDA devices usable by this process (0 without a GPU or driver, never an error).
-// makeEngine: the GPU engine on `device`.
+// makeEngine: the GPU engine on `device` (the communicator's, Communicator::cudaDevice()).
 GpuHooks gpuHooks();
 
 }  // namespace ringsync::trainer

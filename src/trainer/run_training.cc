@@ -30,10 +30,10 @@ std::unique_ptr<ComputeEngine> makeEngineOnEveryRank(Communicator& comm, const T
   ErrorCode code = ErrorCode::kInternal;
   std::string reason;
   try {
-    // The GPU the library uses for this rank's device collectives (RINGSYNC_CUDA_DEVICE, else the
-    // local rank), so the averager never sees gradients on another device than NCCL's.
-    const int device = comm.options().cudaDevice >= 0 ? comm.options().cudaDevice : comm.localRank();
-    engine = makeComputeEngine(config.device, layout, std::max(share, kMinEngineRows), config.blasThreads, device, gpu);
+    // The GPU the library uses for this rank's device collectives, so the averager never sees
+    // gradients on another device than NCCL's (-1: no GPU for this rank).
+    engine = makeComputeEngine(config.device, layout, std::max(share, kMinEngineRows), config.blasThreads,
+                               comm.cudaDevice(), gpu);
   } catch (const Error& error) {
     code = error.code();
     reason = error.what();

@@ -1,8 +1,7 @@
 // The GPU engine: cuBLAS's sgemm/sgemv for the products, the trainer's kernels (kernels.h) for the
 // rest, all on one non-blocking stream. cuBLAS is column-major: a row-major r x c matrix is its
 // transpose, so y = x W (row-major) is computed as y^T = W^T x^T, and likewise for the two backward
-// products.
-// The development machines have no GPU: this file is compiled and linked there, never run.
+// products. test_trainer_gpu (label gpu) checks it against the CPU engine on a machine with a GPU.
 #include "gpu_compute.h"
 
 #include <algorithm>

@@ -14,6 +14,8 @@ const char* collectiveName(CollectiveKind kind) {
   return "unknown-collective";
 }
 
+const char* memoryKindName(MemoryKind kind) { return kind == MemoryKind::kHost ? "host" : "device"; }
+
 std::string describeCall(const CallHeader& header) {
   const auto kind = static_cast<CollectiveKind>(header.kind);
   std::string text = std::string(collectiveName(kind)) + " #" + std::to_string(header.sequence);
@@ -21,12 +23,13 @@ std::string describeCall(const CallHeader& header) {
   text += " count=" + std::to_string(header.count) + " " + dataTypeName(static_cast<DataType>(header.dataType));
   if (kind == CollectiveKind::kAllreduce) text += std::string(" ") + reduceOpName(static_cast<ReduceOp>(header.op));
   if (kind == CollectiveKind::kBroadcast) text += " root=" + std::to_string(header.root);
+  if (static_cast<MemoryKind>(header.memory) == MemoryKind::kDevice) text += " on device buffers";
   return text;
 }
 
 bool sameCall(const CallHeader& a, const CallHeader& b) {
   return a.sequence == b.sequence && a.count == b.count && a.kind == b.kind && a.dataType == b.dataType &&
-         a.op == b.op && a.root == b.root && a.configHash == b.configHash;
+         a.op == b.op && a.root == b.root && a.memory == b.memory;
 }
 
 }  // namespace ringsync::detail

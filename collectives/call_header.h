@@ -9,6 +9,11 @@ namespace ringsync::detail {
 
 enum class CollectiveKind : std::int32_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier };
 
+// Where a call's buffers live. Part of the fingerprint: one rank passing host memory while the
+// others pass device memory is a MismatchError, found before any NCCL bootstrap or device work.
+enum class MemoryKind : std::uint32_t { kHost = 0, kDevice = 1 };
+const char* memoryKindName(MemoryKind kind);
+
 struct CallHeader {
   std::uint64_t sequence = 0;     // the call's number on this communicator, from 0
   std::uint64_t count = 0;        // elements
@@ -16,7 +21,7 @@ struct CallHeader {
   std::int32_t dataType = -1;     // DataType, -1 when the call has none (barrier)
   std::int32_t op = -1;           // ReduceOp, -1 when the call has none
   std::int32_t root = -1;         // broadcast root, -1 otherwise
-  std::uint32_t configHash = 0;   // options that change the algorithm or message boundaries
+  std::uint32_t memory = 0;       // MemoryKind of the buffers: ranks must agree before any device work
   std::uint32_t flags = 0;        // kFlag* below
 };
 static_assert(sizeof(CallHeader) == 40, "CallHeader is sent as raw bytes");
@@ -30,7 +35,8 @@ inline constexpr std::uint32_t kFlagEarlyRingSend = 1u << 31;
 
 const char* collectiveName(CollectiveKind kind);
 
-// "allreduce #41 count=1000 float32 sum" / "broadcast #3 count=8 int32 root=1" / "barrier #7".
+// "allreduce #41 count=1000 float32 sum" / "broadcast #3 count=8 int32 root=1" / "barrier #7";
+// " on device buffers" follows for device memory.
 std::string describeCall(const CallHeader& header);
 
 // Same call? (Everything but flags, which carry per-rank observations.)

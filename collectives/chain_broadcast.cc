@@ -4,22 +4,25 @@
 
 namespace ringsync::detail {
 
-void chainBroadcast(MPI_Comm comm, int rank, int size, void* buf, std::size_t bytes, int root,
-                    const RingConfig& config, Deadline& deadline) {
+void chainBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
+  fingerprintRound(context);
+  const int rank = context.rank, size = context.size, root = args.root;
+  const std::size_t bytes = args.bytes;
   if (size == 1 || bytes == 0) return;
+  Deadline& deadline = context.deadline;
   const int position = (rank - root + size) % size;  // 0 at the root, size-1 at the chain's end
   const int previous = (rank - 1 + size) % size;
   const int next = (rank + 1) % size;
   const bool receives = position > 0;
   const bool forwards = position < size - 1;
-  const std::size_t segmentBytes = config.segmentBytes;
+  const std::size_t segmentBytes = context.ring.segmentBytes;
   const std::size_t segments = (bytes + segmentBytes - 1) / segmentBytes;
-  const std::size_t depth = static_cast<std::size_t>(config.depth);
-  auto* data = static_cast<std::byte*>(buf);
+  const std::size_t depth = static_cast<std::size_t>(context.ring.depth);
+  auto* data = static_cast<std::byte*>(args.buf);
   auto segmentSize = [&](std::size_t s) { return std::min(segmentBytes, bytes - s * segmentBytes); };
 
   // Slots [0, depth) receive, [depth, 2·depth) send. A segment is forwarded once it has arrived.
-  RequestGroup requests(comm, 2 * depth);
+  RequestGroup requests(context.comm, 2 * depth);
   std::size_t recvPosted = 0, recvDone = receives ? 0 : segments, sendPosted = 0, sendDone = forwards ? 0 : segments;
   while (recvDone < segments || sendDone < segments) {
     bool progressed = false;

@@ -3,16 +3,10 @@
 // for large S every link carries S once, the bandwidth limit of a broadcast.
 #pragma once
 
-#include <cstddef>
-
-#include <mpi.h>
-
-#include "ring_allreduce.h"
-#include "transport.h"
+#include "algorithms.h"
 
 namespace ringsync::detail {
 
-void chainBroadcast(MPI_Comm comm, int rank, int size, void* buf, std::size_t bytes, int root,
-                    const RingConfig& config, Deadline& deadline);
+void chainBroadcast(AlgorithmContext& context, const BroadcastArgs& args);
 
 }  // namespace ringsync::detail

@@ -8,16 +8,19 @@ namespace {
 constexpr std::size_t kPieceBytes = std::size_t{1} << 30;  // keeps every message within MPI's int count
 }
 
-void directAllgather(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t bytesPerRank,
-                     Deadline& deadline) {
-  auto* out = static_cast<std::byte*>(recv);
+void directAllgather(AlgorithmContext& context, const AllgatherArgs& args) {
+  fingerprintRound(context);
+  const int rank = context.rank, size = context.size;
+  const std::size_t bytesPerRank = args.bytesPerRank;
+  const void* send = args.send;
+  auto* out = static_cast<std::byte*>(args.recv);
   std::byte* own = out + static_cast<std::size_t>(rank) * bytesPerRank;
   if (bytesPerRank > 0 && own != send) std::memmove(own, send, bytesPerRank);
   if (size == 1 || bytesPerRank == 0) return;
 
   for (std::size_t offset = 0; offset < bytesPerRank; offset += kPieceBytes) {
     const std::size_t piece = std::min(kPieceBytes, bytesPerRank - offset);
-    RequestGroup requests(comm, 2 * static_cast<std::size_t>(size - 1));
+    RequestGroup requests(context.comm, 2 * static_cast<std::size_t>(size - 1));
     std::size_t slot = 0;
     for (int step = 1; step < size; ++step) {
       const int from = (rank - step + size) % size;
@@ -25,7 +28,7 @@ void directAllgather(MPI_Comm comm, int rank, int size, const void* send, void* 
     }
     for (int step = 1; step < size; ++step)
       requests.send(slot++, own + offset, piece, (rank + step) % size, kTagAllgather);
-    requests.waitAll(deadline);
+    requests.waitAll(context.deadline);
   }
 }
 

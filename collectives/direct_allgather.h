@@ -3,15 +3,10 @@
 // (fingerprints, checksums, small metadata), not meant for bulk data.
 #pragma once
 
-#include <cstddef>
-
-#include <mpi.h>
-
-#include "transport.h"
+#include "algorithms.h"
 
 namespace ringsync::detail {
 
-void directAllgather(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t bytesPerRank,
-                     Deadline& deadline);
+void directAllgather(AlgorithmContext& context, const AllgatherArgs& args);
 
 }  // namespace ringsync::detail

@@ -6,17 +6,21 @@
 
 namespace ringsync::detail {
 
-void directReduce(const HeaderExchange& exchange, void* recv, std::size_t count, DataType type, ReduceOp op) {
-  const int size = exchange.size();
-  if (count == 0) return;
-  // The exchange keeps a copy of this rank's own contribution, so `recv` may alias `send`.
-  if (size == 1) {
-    std::memcpy(recv, exchange.payload(0), count * dataTypeSize(type));
+void directAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  const std::size_t bytes = args.count * dataTypeSize(args.type);
+  RoundTransport& round = context.rounds;
+  round.run(context.header, args.send, bytes, context.deadline);
+  firstRoundDone(context);
+  round.requirePayloadBytes([bytes](int) { return bytes; });
+  if (args.count == 0) return;
+  // The round keeps a copy of this rank's own contribution, so `recv` may alias `send`.
+  if (context.size == 1) {
+    std::memcpy(args.recv, round.payload(0), bytes);
     return;
   }
-  reduceElements(recv, exchange.payload(0), exchange.payload(1), count, type, op);
-  for (int r = 2; r < size; ++r) reduceElements(recv, recv, exchange.payload(r), count, type, op);
-  if (op == ReduceOp::kAvg) divideElements(recv, count, type, size);
+  reduceElements(args.recv, round.payload(0), round.payload(1), args.count, args.type, args.op);
+  for (int r = 2; r < context.size; ++r) reduceElements(args.recv, args.recv, round.payload(r), args.count, args.type, args.op);
+  if (args.op == ReduceOp::kAvg) divideElements(args.recv, args.count, args.type, context.size);
 }
 
 }  // namespace ringsync::detail

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cuda/cuda_check.h"
+#include "cuda/elementwise_kernels.h"
 #include "nccl_check.h"
 #include "ringsync/errors.h"
 
@@ -32,7 +33,7 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
     case ReduceOp::kProd: return ncclProd;
     case ReduceOp::kMin: return ncclMin;
     case ReduceOp::kMax: return ncclMax;
-    case ReduceOp::kAvg: return ncclAvg;
+    case ReduceOp::kAvg: return ncclSum;  // then divide(): see allreduce()
   }
   throw InvalidArgument("NCCL: op=" + std::to_string(static_cast<int>(op)) + " is not a ReduceOp");
 }
@@ -82,6 +83,14 @@ void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count
   ensureHealthy("allreduce");
   if (count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
   RINGSYNC_CHECK_NCCL(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream));
+  if (op == ReduceOp::kAvg) {
+    // ncclAvg pre-multiplies by fl(1/n) (for halves a factor rounded to 11 bits), which is not the
+    // host path's fl(sum)/n for n = 3, 5, 6, ...: sum, then divide once on the same stream, so every
+    // backend gives the same bits (integers truncate toward zero, as on the host).
+    int ranks = 1;
+    RINGSYNC_CHECK_NCCL(ncclCommCount(comm_, &ranks));
+    if (ranks > 1) cuda::divide(recv, recv, count, type, ranks, stream);
+  }
   if (stream == nullptr) finish("allreduce", stream);
 }
 

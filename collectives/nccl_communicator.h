@@ -16,7 +16,7 @@
 namespace ringsync::detail {
 
 ncclDataType_t ncclTypeOf(DataType type);
-ncclRedOp_t ncclOpOf(ReduceOp op);  // kAvg is ncclAvg: the division happens inside NCCL
+ncclRedOp_t ncclOpOf(ReduceOp op);  // kAvg is ncclSum: the division follows, on the same stream
 
 class NcclCommunicator {
  public:

@@ -28,20 +28,75 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "chunk_layout.h"
+#include "mpi_check.h"
 #include "reduce_kernels.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
 namespace {
 int wrap(int value, int size) { return ((value % size) + size) % size; }
-}  // namespace
 
-RingAllreduce::RingAllreduce(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t count,
-                             DataType type, ReduceOp op, const RingConfig& config, ScratchBuffer& scratch)
+bool leftSentEarly(const AlgorithmContext& context) {
+  const int left = wrap(context.rank - 1, context.size);
+  return (context.rounds.header(left).flags & kFlagEarlyRingSend) != 0;
+}
+
+// The ring as an object, so that its first transfer can overlap the call's fingerprint round:
+//   startEarly(); round completes; check -> on disagreement withdrawEarly() and rethrow; else run().
+// startEarly() sends exactly one message to the right neighbour (possibly empty) and posts one
+// receive from the left, whatever the count; the header advertises it with kFlagEarlyRingSend.
+// Needs at least two ranks.
+class RingAllreduce {
+ public:
+  RingAllreduce(MPI_Comm comm, int rank, int size, const AllreduceArgs& args, const RingConfig& config,
+                ScratchBuffer& scratch);
+  RingAllreduce(const RingAllreduce&) = delete;
+  RingAllreduce& operator=(const RingAllreduce&) = delete;
+
+  void startEarly();
+  // The call did not match: consume the left neighbour's early message (when it sent one, i.e.
+  // its header had kFlagEarlyRingSend) or withdraw the receive, and wait until the right
+  // neighbour has taken ours, so that no ring message outlives this call.
+  void withdrawEarly(bool leftSentEarly, Deadline& deadline);
+  void run(Deadline& deadline);
+
+ private:
+  std::size_t step(std::size_t unit) const { return unit / segments_; }
+  std::size_t segmentOf(std::size_t unit) const { return unit % segments_; }
+  std::size_t recvSlot(std::size_t unit) const { return unit % depth_; }
+  std::size_t sendSlot(std::size_t unit) const { return depth_ + unit % depth_; }
+  bool inReduceScatter(std::size_t unit) const { return unit < reduceScatterUnits_; }
+  int sendChunk(std::size_t t) const;
+  int recvChunk(std::size_t t) const;
+  ElementRange sendRange(std::size_t unit) const;
+  ElementRange recvRange(std::size_t unit) const;
+  std::byte* scratchSlot(std::size_t unit) { return scratch_.data() + recvSlot(unit) * slotBytes_; }
+  bool postReceives();
+  bool postSends();
+  void finishReceive(std::size_t unit);
+
+  int rank_, size_, left_, right_;
+  const std::byte* send_;
+  std::byte* recv_;
+  DataType type_;
+  ReduceOp op_;
+  std::size_t elementBytes_;
+  RingGeometry geometry_;
+  std::size_t segments_, depth_, reduceScatterUnits_, totalUnits_, slotBytes_;
+  ScratchBuffer& scratch_;
+  RequestGroup requests_;
+  std::size_t recvPosted_ = 0, recvDone_ = 0, sendPosted_ = 0, sendDone_ = 0;
+};
+
+RingAllreduce::RingAllreduce(MPI_Comm comm, int rank, int size, const AllreduceArgs& args, const RingConfig& config,
+                             ScratchBuffer& scratch)
     : rank_(rank), size_(size), left_(wrap(rank - 1, size)), right_(wrap(rank + 1, size)),
-      send_(static_cast<const std::byte*>(send)), recv_(static_cast<std::byte*>(recv)), type_(type), op_(op),
-      elementBytes_(dataTypeSize(type)), geometry_(count, size, elementBytes_, config.segmentBytes),
+      send_(static_cast<const std::byte*>(args.send)), recv_(static_cast<std::byte*>(args.recv)), type_(args.type),
+      op_(args.op), elementBytes_(dataTypeSize(args.type)),
+      geometry_(args.count, size, elementBytes_, config.segmentBytes),
       segments_(geometry_.segmentsPerChunk()), depth_(static_cast<std::size_t>(config.depth)),
       reduceScatterUnits_(static_cast<std::size_t>(size - 1) * segments_), totalUnits_(2 * reduceScatterUnits_),
       slotBytes_(config.segmentBytes), scratch_(scratch), requests_(comm, 2 * depth_) {
@@ -160,15 +215,54 @@ void RingAllreduce::finishReceive(std::size_t unit) {
   }
 }
 
-void ringAllreduce(MPI_Comm comm, int rank, int size, const void* send, void* recv, std::size_t count,
-                   DataType type, ReduceOp op, const RingConfig& config, ScratchBuffer& scratch,
-                   Deadline& deadline) {
-  if (size == 1) {
-    if (send != recv && count > 0) std::memcpy(recv, send, count * dataTypeSize(type));
+}  // namespace
+
+void ringAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  if (context.size == 1) {
+    fingerprintRound(context);
+    if (args.send != args.recv && args.count > 0) std::memcpy(args.recv, args.send, args.count * dataTypeSize(args.type));
     return;  // kAvg over one rank divides by 1
   }
-  RingAllreduce ring(comm, rank, size, send, recv, count, type, op, config, scratch);
-  ring.run(deadline);
+  RingAllreduce ring(context.comm, context.rank, context.size, args, context.ring, context.ringScratch);
+  if (context.check.wantsRound()) {
+    // The fingerprints and the ring's first segment travel together, so the check costs no extra
+    // latency. If the calls disagree, the early segments are taken off the wire before the error
+    // propagates, so every rank stays in step and can name the ranks from the headers it received.
+    CallHeader header = context.header;
+    header.flags |= kFlagEarlyRingSend;
+    const PayloadPiece none{};
+    context.rounds.begin(header, &none, 1);
+    ring.startEarly();
+    try {
+      context.rounds.complete(context.deadline);
+      firstRoundDone(context);
+    } catch (const MismatchError&) {
+      ring.withdrawEarly(leftSentEarly(context), context.deadline);
+      throw;
+    } catch (const NonFiniteError&) {
+      ring.withdrawEarly(leftSentEarly(context), context.deadline);
+      throw;
+    }
+  }
+  ring.run(context.deadline);
+}
+
+// This rank is in another call and posted no receive for the left neighbour's early ring segment:
+// take the message off the wire (any size) so it cannot match a later call.
+void discardStrayRingSegment(MPI_Comm comm, int left, Deadline& deadline) {
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  int found = 0;
+  while (true) {
+    RINGSYNC_CHECK_MPI(MPI_Improbe(left, kTagRing, comm, &found, &message, &status));
+    if (found) break;
+    deadline.idle([left] { return std::vector<int>{left}; });
+  }
+  int bytes = 0;
+  RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  std::vector<std::byte> sink(static_cast<std::size_t>(bytes) + 1);
+  RINGSYNC_CHECK_MPI(MPI_Mrecv(sink.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+  deadline.progressed();
 }
 
 }  // namespace ringsync::detail

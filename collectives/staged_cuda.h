@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "collectives/staged_path.h"
+#include "staging_memory.h"
 #include "cuda/device_memory.h"
 
 namespace ringsync::detail {

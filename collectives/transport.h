@@ -86,7 +86,6 @@ class RequestGroup {
   // Tests every active slot first: waits go slot by slot, so later slots may have completed
   // without being tested, and naming their peers would blame ranks that did answer.
   std::vector<int> pendingPeers();
-  std::size_t capacity() const { return capacity_; }
 
  private:
   struct Slot {

@@ -13,19 +13,22 @@ const char* routeName(Route route) {
   return "invalid";
 }
 
-const char* memoryKindName(MemoryKind kind) { return kind == MemoryKind::kHost ? "host" : "device"; }
+MemoryKind checkMemory(const char* callName, MemoryKind send, MemoryKind recv, BackendChoice forced) {
+  const std::string call = callName;
+  if (send != recv)
+    throw InvalidArgument(call + ": send is a " + memoryKindName(send) + " buffer but recv is a " +
+                          memoryKindName(recv) + " buffer; both must be host or both device");
+  if (send == MemoryKind::kHost && (forced == BackendChoice::kNccl || forced == BackendChoice::kStaged))
+    throw BackendError(call + ": RINGSYNC_BACKEND=" + backendName(forced) +
+                       " cannot serve a host buffer (it needs device memory)");
+  if (send == MemoryKind::kDevice && forced == BackendChoice::kRing)
+    throw InvalidArgument(call + ": device pointer where a host buffer is required (RINGSYNC_BACKEND=ring)");
+  return send;
+}
 
 Route chooseRoute(const RouteInputs& in) {
   const std::string call = in.call;
-  if (in.send != in.recv)
-    throw InvalidArgument(call + ": send is a " + memoryKindName(in.send) + " buffer but recv is a " +
-                          memoryKindName(in.recv) + " buffer; both must be host or both device");
-  if (in.send == MemoryKind::kHost) {
-    if (in.forced == BackendChoice::kNccl || in.forced == BackendChoice::kStaged)
-      throw BackendError(call + ": RINGSYNC_BACKEND=" + backendName(in.forced) +
-                         " cannot serve a host buffer (it needs device memory)");
-    return Route::kHostRing;
-  }
+  if (checkMemory(in.call, in.send, in.recv, in.forced) == MemoryKind::kHost) return Route::kHostRing;
   switch (in.forced) {
     case BackendChoice::kRing:
       throw InvalidArgument(call + ": device pointer where a host buffer is required (RINGSYNC_BACKEND=ring)");

@@ -5,15 +5,14 @@
 
 #include <string>
 
+#include "collectives/call_header.h"
 #include "ringsync/options.h"
 
 namespace ringsync::detail {
 
-enum class MemoryKind { kHost, kDevice };
 enum class Route { kHostRing, kNccl, kStaged };
 
 const char* routeName(Route route);
-const char* memoryKindName(MemoryKind kind);
 
 struct RouteInputs {
   const char* call;            // "allreduce", for messages
@@ -25,7 +24,13 @@ struct RouteInputs {
 };
 
 // Raises InvalidArgument for a host/device mix or a device buffer where a host one is required,
-// and BackendError when a forced backend cannot serve the buffers (naming it).
+// and BackendError when a forced backend cannot serve the buffers (naming it). Makes no collective
+// call: for device buffers under RINGSYNC_BACKEND=auto|nccl, `ncclUsable` must be decided already
+// (DevicePath::decideNccl); checkMemory() runs the same rejections before anything is sent.
 Route chooseRoute(const RouteInputs& inputs);
+
+// The rejections of chooseRoute that need no NCCL decision (mixed buffers, forced backends that
+// cannot serve this memory): run before the call's first byte is sent. Returns the memory kind.
+MemoryKind checkMemory(const char* call, MemoryKind send, MemoryKind recv, BackendChoice forced);
 
 }  // namespace ringsync::detail

@@ -25,7 +25,7 @@ std::string listRanks(const std::vector<int>& ranks) {
 
 // Groups ranks by the call they made. Rank 0's group comes first; the others follow in order of
 // their lowest rank, so every rank builds the same list from the same headers.
-std::vector<CallGroup> groupByCall(const HeaderExchange& exchange) {
+std::vector<CallGroup> groupByCall(const RoundTransport& exchange) {
   std::vector<CallGroup> groups;
   for (int r = 0; r < exchange.size(); ++r) {
     const CallHeader& header = exchange.header(r);
@@ -43,7 +43,7 @@ std::vector<CallGroup> groupByCall(const HeaderExchange& exchange) {
 
 }  // namespace
 
-void reportCallMismatch(const HeaderExchange& exchange) {
+void reportCallMismatch(const RoundTransport& exchange) {
   const std::vector<CallGroup> groups = groupByCall(exchange);
   if (groups.size() == 1) return;
   // The ranks that differ from rank 0 first ("rank 2 called ...; ranks 0, 1 called ..."): with one
@@ -53,12 +53,6 @@ void reportCallMismatch(const HeaderExchange& exchange) {
     const CallGroup& group = groups[g % groups.size()];
     message += (message.empty() ? "" : "; ") + listRanks(group.ranks) + " called " + describeCall(group.call);
   }
-  bool onlySettingsDiffer = true;
-  for (const CallGroup& group : groups)
-    onlySettingsDiffer = onlySettingsDiffer && describeCall(group.call) == describeCall(groups[0].call);
-  if (onlySettingsDiffer)
-    message += " (the same call with different RINGSYNC_* settings: segment, small-message, algorithm or "
-               "RINGSYNC_CHECK options must match on every rank)";
   throw MismatchError("ranks disagree about a collective: " + message);
 }
 
@@ -117,20 +111,13 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
     throw MismatchError("Communicator: ranks disagree about settings that must match on every rank: " + message);
 }
 
-void checkFiniteInputs(const HeaderExchange& exchange) {
+void checkFiniteInputs(const RoundTransport& exchange) {
   std::vector<int> ranks;
   for (int r = 0; r < exchange.size(); ++r)
     if (exchange.header(r).flags & kFlagNonFiniteInput) ranks.push_back(r);
   if (!ranks.empty())
     throw NonFiniteError(describeCall(exchange.header(0)) + ": input holds NaN or Inf on " + listRanks(ranks) +
                          " (RINGSYNC_CHECK_FINITE=1)");
-}
-
-void checkPayloadBytes(const HeaderExchange& exchange, int rank, std::size_t expectedBytes) {
-  if (exchange.payloadBytes(rank) != expectedBytes)
-    throw MismatchError(describeCall(exchange.header(rank)) + ": rank " + std::to_string(rank) + " sent " +
-                        std::to_string(exchange.payloadBytes(rank)) + " bytes, expected " +
-                        std::to_string(expectedBytes) + " (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
 }  // namespace ringsync::detail

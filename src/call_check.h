@@ -1,4 +1,4 @@
-// Cross-rank consistency: after a HeaderExchange every rank holds every rank's call fingerprint.
+// Cross-rank consistency: after a call's first round every rank holds every rank's fingerprint.
 // All ranks run the same comparison on the same data, so they reach the same verdict and raise
 // the same error, naming the same ranks, without another message.
 #pragma once
@@ -8,7 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/header_exchange.h"
+#include "collectives/algorithm_context.h"
+#include "collectives/round_transport.h"
 #include "ringsync/options.h"
 
 namespace ringsync::detail {
@@ -30,13 +31,13 @@ SettingsRecord settingsRecord(const Options& options);
 void checkSameSettings(const std::vector<SettingsRecord>& ranks);
 
 // MismatchError naming the ranks that made each different call (out of line: the rare case).
-[[gnu::noinline, gnu::cold]] void reportCallMismatch(const HeaderExchange& exchange);
+[[gnu::noinline, gnu::cold]] void reportCallMismatch(const RoundTransport& exchange);
 
 // MismatchError naming every rank whose call differs from rank 0's, and both calls. Nearly every
 // call matches, so this is inline and compares bytes: sameCall() compares every field but `flags`,
 // the header's last member, so equal leading bytes mean the same call. The message (which
 // allocates) is built only on a difference. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
-inline void checkSameCall(const HeaderExchange& exchange) {
+inline void checkSameCall(const RoundTransport& exchange) {
   static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
                 "flags must be the last member of CallHeader");
   for (int r = 1; r < exchange.size(); ++r)
@@ -45,10 +46,25 @@ inline void checkSameCall(const HeaderExchange& exchange) {
 }
 
 // NonFiniteError naming the ranks that flagged NaN/Inf in their input (RINGSYNC_CHECK_FINITE).
-void checkFiniteInputs(const HeaderExchange& exchange);
+void checkFiniteInputs(const RoundTransport& exchange);
 
-// With RINGSYNC_CHECK=0 the fingerprints are not compared, but a payload of the wrong size is
-// still refused rather than read past its end.
-void checkPayloadBytes(const HeaderExchange& exchange, int rank, std::size_t expectedBytes);
+// The one check site: every algorithm's first round ends here (collectives/algorithm_context.h).
+// Fingerprints when RINGSYNC_CHECK=1, NaN/Inf flags when RINGSYNC_CHECK_FINITE=1 (flagged ranks are
+// found with a few comparisons; the error message is built only when one is set).
+class FingerprintCheck final : public CallCheck {
+ public:
+  FingerprintCheck(bool checkCalls, bool checkFinite) : checkCalls_(checkCalls), checkFinite_(checkFinite) {}
+  void afterFirstRound(const RoundTransport& round) const override {
+    if (checkCalls_) checkSameCall(round);
+    if (!checkFinite_) return;
+    for (int r = 0; r < round.size(); ++r)
+      if (round.header(r).flags & kFlagNonFiniteInput) return checkFiniteInputs(round);
+  }
+  bool wantsRound() const override { return checkCalls_ || checkFinite_; }
+
+ private:
+  bool checkCalls_;
+  bool checkFinite_;
+};
 
 }  // namespace ringsync::detail

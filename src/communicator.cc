@@ -1,4 +1,5 @@
-// Public entry points: validate arguments (before touching anything), choose the route, run.
+// Public entry points: validate arguments (before touching anything or sending a byte), then the
+// core (communicator_impl.h) runs the call.
 #include "ringsync/communicator.h"
 
 #include "argument_checks.h"
@@ -6,8 +7,6 @@
 #include "ringsync/errors.h"
 
 namespace ringsync {
-
-using detail::Route;
 
 Communicator::Communicator(MPI_Comm comm, const Options& options) : impl_(std::make_unique<Impl>(comm, options)) {}
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -27,23 +26,18 @@ const Communicator::Impl& state(const std::unique_ptr<Communicator::Impl>& impl)
 }
 }  // namespace
 
-int Communicator::rank() const { return state(impl_).rank; }
-int Communicator::size() const { return state(impl_).size; }
-int Communicator::localRank() const { return state(impl_).localRank; }
-int Communicator::localSize() const { return state(impl_).localSize; }
-int Communicator::cudaDevice() const { return state(impl_).device->device(); }
-const Options& Communicator::options() const { return state(impl_).options; }
-MPI_Comm Communicator::mpiComm() const { return state(impl_).comm; }
-int Communicator::mpiThreadLevel() const { return state(impl_).threadLevel; }
-std::uint64_t Communicator::callCount() const { return state(impl_).sequence; }
-bool Communicator::aborted() const { return state(impl_).isAborted; }
-std::string Communicator::abortReason() const { return state(impl_).abortReason; }
-
-Placement Communicator::lastPlacement() const {
-  const Impl& s = state(impl_);
-  const bool onDevice = s.lastRoute != Route::kHostRing;
-  return Placement{detail::routeName(s.lastRoute), s.lastAlgorithm, onDevice ? s.device->device() : -1};
-}
+int Communicator::rank() const { return state(impl_).rank(); }
+int Communicator::size() const { return state(impl_).size(); }
+int Communicator::localRank() const { return state(impl_).localRank(); }
+int Communicator::localSize() const { return state(impl_).localSize(); }
+int Communicator::cudaDevice() const { return state(impl_).cudaDevice(); }
+const Options& Communicator::options() const { return state(impl_).options(); }
+MPI_Comm Communicator::mpiComm() const { return state(impl_).comm(); }
+int Communicator::mpiThreadLevel() const { return state(impl_).threadLevel(); }
+std::uint64_t Communicator::callCount() const { return state(impl_).callCount(); }
+bool Communicator::aborted() const { return state(impl_).aborted(); }
+std::string Communicator::abortReason() const { return state(impl_).abortReason(); }
+Placement Communicator::lastPlacement() const { return state(impl_).lastPlacement(); }
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   allreduce(send, recv, count, type, op, nullptr);
@@ -60,11 +54,7 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   detail::checkBuffer(kCall, "send", send, count, bytes);
   detail::checkBuffer(kCall, "recv", recv, count, bytes);
   detail::checkOverlap(kCall, send, recv, bytes, bytes);
-  switch (s.route(kCall, send, recv)) {
-    case Route::kHostRing: return s.hostAllreduce(send, recv, count, type, op);
-    case Route::kNccl: return s.ncclAllreduce(send, recv, count, type, op, stream);
-    case Route::kStaged: return s.stagedAllreduce(send, recv, count, type, op, stream);
-  }
+  s.allreduce(send, recv, count, type, op, stream);
 }
 
 void Communicator::broadcast(void* buf, std::size_t count, DataType type, int root) {
@@ -77,36 +67,30 @@ void Communicator::broadcast(void* buf, std::size_t count, DataType type, int ro
   detail::checkType(kCall, type);
   detail::checkCount(kCall, count, type);
   detail::checkBuffer(kCall, "buf", buf, count, count * dataTypeSize(type));
-  detail::checkRoot(kCall, root, s.size);
-  switch (s.route(kCall, buf, buf)) {
-    case Route::kHostRing: return s.hostBroadcast(buf, count, type, root);
-    case Route::kNccl: return s.ncclBroadcast(buf, count, type, root, stream);
-    case Route::kStaged: return s.stagedBroadcast(buf, count, type, root, stream);
-  }
+  detail::checkRoot(kCall, root, s.size());
+  s.broadcast(buf, count, type, root, stream);
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t count, DataType type) {
   constexpr const char* kCall = "allgather";
   Impl& s = usable(impl_);
   detail::checkType(kCall, type);
-  detail::checkGatheredCount(kCall, count, type, s.size);
+  detail::checkGatheredCount(kCall, count, type, s.size());
   const std::size_t bytes = count * dataTypeSize(type);
   detail::checkBuffer(kCall, "send", send, count, bytes);
-  detail::checkBuffer(kCall, "recv", recv, count, bytes * static_cast<std::size_t>(s.size));
+  detail::checkBuffer(kCall, "recv", recv, count, bytes * static_cast<std::size_t>(s.size()));
   // In place means send is this rank's own block of recv.
-  const void* ownBlock = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(s.rank) * bytes;
-  if (send != ownBlock) detail::checkOverlap(kCall, send, recv, bytes, bytes * static_cast<std::size_t>(s.size));
-  if (s.route(kCall, send, recv) != Route::kHostRing)
-    throw InvalidArgument("allgather: device buffers are not supported; use host buffers");
-  s.hostAllgather(send, recv, count, type);
+  const void* ownBlock = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(s.rank()) * bytes;
+  if (send != ownBlock) detail::checkOverlap(kCall, send, recv, bytes, bytes * static_cast<std::size_t>(s.size()));
+  s.allgather(send, recv, count, type);
 }
 
-void Communicator::barrier() { usable(impl_).hostBarrier(); }
+void Communicator::barrier() { usable(impl_).barrier(); }
 
 Communicator Communicator::duplicate() const {
   const Impl& s = state(impl_);
   s.ensureUsable();
-  return Communicator(std::make_unique<Impl>(s.comm, s.options));
+  return Communicator(std::make_unique<Impl>(s.comm(), s.options()));
 }
 
 }  // namespace ringsync

@@ -1,5 +1,15 @@
-// The state behind a Communicator and its host-buffer collectives. Public methods (communicator.cc)
-// check arguments and choose the route; this class sequences, fingerprints, times and runs calls.
+// The Communicator core: the state behind a Communicator and the one path every collective takes.
+//
+//   Communicator::allreduce (communicator.cc)   argument checks; nothing sent on a rejection
+//   Impl::allreduce                              memory kind -> fingerprint (CallHeader) -> deadline
+//     host buffers:   runHost -> chooseAlgorithm (algorithm_selection.h) -> collectives/ routine,
+//                     whose first round ends in the one check (call_check.h)
+//     device buffers: agree on the call -> NCCL decided once (collective) -> chooseRoute
+//                     -> NCCL, or the staged path (staged_path.h) around runHost
+//   every failure but a mismatch found before data moved aborts the communicator (guarded).
+//
+// Nothing below calls up into this class; the device layer (device_path.h) supplies memory,
+// streams and NCCL, not control flow.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +18,12 @@
 
 #include <mpi.h>
 
+#include "algorithm_selection.h"
 #include "backend_selection.h"
-#include "collectives/call_header.h"
-#include "collectives/header_exchange.h"
-#include "collectives/ring_allreduce.h"
+#include "call_check.h"
+#include "collectives/algorithms.h"
+#include "collectives/round_transport.h"
 #include "collectives/scratch_buffer.h"
-#include "collectives/transport.h"
 #include "device_path.h"
 #include "logging.h"
 #include "ringsync/communicator.h"
@@ -21,64 +31,81 @@
 
 namespace ringsync {
 
-struct Communicator::Impl final : detail::HostCollectives {
+class Communicator::Impl {
+ public:
   Impl(MPI_Comm parent, const Options& options);
-  ~Impl() override;
+  ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
+  // The collectives, after the public entry points checked their arguments.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, CUstream_st* stream);
+  void broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
+  void allgather(const void* send, void* recv, std::size_t count, DataType type);
+  void barrier();
+
+  // Raises AbortedError once a call has failed in a way that leaves peers out of step.
+  void ensureUsable() const;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int localRank() const { return localRank_; }
+  int localSize() const { return localSize_; }
+  int cudaDevice() const { return device_->device(); }
+  int threadLevel() const { return threadLevel_; }
+  MPI_Comm comm() const { return comm_; }
+  const Options& options() const { return options_; }
+  std::uint64_t callCount() const { return sequence_; }
+  bool aborted() const { return aborted_; }
+  const std::string& abortReason() const { return abortReason_; }
+  Placement lastPlacement() const {
+    const bool onDevice = lastRoute_ != detail::Route::kHostRing;
+    return {detail::routeName(lastRoute_), lastAlgorithm_, onDevice ? device_->device() : -1};
+  }
+
+ private:
   // Compares the settings every rank must share (collective, once, at construction); raises
   // MismatchError on every rank naming the settings and ranks that differ.
   void agreeOnSettings();
-  // Raises AbortedError once a call has failed in a way that leaves peers out of step.
-  void ensureUsable() const;
   // Runs `body`; a timeout or a transport failure aborts the communicator before propagating.
   template <typename Body> void guarded(Body&& body);
   void abort(const std::string& reason) noexcept;
 
-  detail::CallHeader nextHeader(detail::CollectiveKind kind, std::size_t count, int type, int op, int root);
+  detail::MemoryKind memoryOf(const char* call, const void* send, const void* recv);
+  detail::CallHeader nextHeader(detail::CollectiveKind kind, std::size_t count, int type, int op, int root,
+                                detail::MemoryKind memory);
   detail::Deadline deadlineFor(const detail::CallHeader& header) const;
-  // Exchange fingerprints with every peer and raise MismatchError / NonFiniteError on disagreement.
+  detail::AlgorithmContext context(const detail::CallHeader& header, detail::Deadline& deadline);
+  detail::Selection select(detail::CollectiveKind kind, std::size_t count, std::size_t elementBytes) const;
+
+  // Host memory: choose the algorithm and run it (also what the staged path runs in between).
+  void runHostAllreduce(detail::CallHeader header, const detail::AllreduceArgs& args, detail::Deadline& deadline);
+  void runHostBroadcast(const detail::CallHeader& header, const detail::BroadcastArgs& args, detail::Deadline& deadline);
+  // Device memory: the route, deciding NCCL first when it is undecided (after the ranks agreed).
+  detail::Route deviceRoute(const char* call, const detail::CallHeader& header, detail::Deadline& deadline,
+                            bool* agreed);
   void agree(const detail::CallHeader& header, detail::Deadline& deadline);
+  // Placement and the RINGSYNC_LOG=info line (the reason at debug) for the call just run.
+  void notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm, const char* reason);
 
-  // Host-buffer collectives (also what the staged device path runs).
-  void hostAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) override;
-  enum class HostAlgorithm { kDirect, kSplit, kRing };
-  HostAlgorithm chooseHostAllreduce(std::size_t count, DataType type) const;
-  void splitAllreduce(const detail::CallHeader& header, const void* send, void* recv, std::size_t count, DataType type,
-                      ReduceOp op, detail::Deadline& deadline);
-  void hostBroadcast(void* buf, std::size_t count, DataType type, int root) override;
-  void hostAllgather(const void* send, void* recv, std::size_t count, DataType type);
-  void hostBarrier();
-
-  // Device-buffer collectives through NCCL (with the same fingerprint check first).
-  void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, CUstream_st* stream);
-  void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
-
-  // Device buffers staged through pinned host memory and this communicator's host collectives.
-  void stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                       CUstream_st* stream);
-  void stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
-
-  detail::Route route(const char* call, const void* send, const void* recv);
-  void notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm);
-
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0;
-  int size = 1;
-  int localRank = 0;
-  int localSize = 1;
-  int threadLevel = MPI_THREAD_SINGLE;
-  Options options;
-  detail::Logger logger;
-  std::uint32_t configHash = 0;
-  std::uint64_t sequence = 0;
-  bool isAborted = false;
-  std::string abortReason;
-  detail::RingConfig ring{};
-  detail::ScratchBuffer ringScratch;
-  std::unique_ptr<detail::HeaderExchange> exchange;
-  std::unique_ptr<detail::DevicePath> device;
-  detail::Route lastRoute = detail::Route::kHostRing;
-  const char* lastAlgorithm = "none";
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int localRank_ = 0;
+  int localSize_ = 1;
+  int threadLevel_ = MPI_THREAD_SINGLE;
+  Options options_;
+  detail::Logger logger_;
+  detail::FingerprintCheck check_;
+  std::uint64_t sequence_ = 0;
+  bool aborted_ = false;
+  std::string abortReason_;
+  detail::RingConfig ring_{};
+  detail::ScratchBuffer ringScratch_;
+  std::unique_ptr<detail::RoundTransport> rounds_;
+  std::unique_ptr<detail::DevicePath> device_;
+  detail::Route lastRoute_ = detail::Route::kHostRing;
+  const char* lastAlgorithm_ = "none";
 };
 
 }  // namespace ringsync

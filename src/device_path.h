@@ -1,4 +1,4 @@
-// Device-buffer collectives, as seen by the Communicator. Implemented in device_path_cuda.cc when
+// The device layer, as seen by the Communicator core. Implemented in device_path_cuda.cc when
 // the library is built with CUDA and NCCL, and in device_path_none.cc otherwise (every pointer is a
 // host pointer there and no CUDA call exists at all).
 #pragma once
@@ -10,6 +10,8 @@
 #include <mpi.h>
 
 #include "backend_selection.h"
+#include "collectives/call_header.h"
+#include "collectives/staging_memory.h"
 #include "logging.h"
 #include "ringsync/options.h"
 #include "ringsync/types.h"
@@ -18,39 +20,40 @@ struct CUstream_st;
 
 namespace ringsync::detail {
 
-// What the staged path runs between its copies: the Communicator's own host collectives, with
-// their checks, deadlines and sequence numbers.
-class HostCollectives {
- public:
-  virtual ~HostCollectives() = default;
-  virtual void hostAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) = 0;
-  virtual void hostBroadcast(void* buf, std::size_t count, DataType type, int root) = 0;
-};
-
+// What the Communicator core needs of the device layer: the GPU of this rank, the NCCL
+// communicator and staging memory (pointers are classified by classifyPointer() below). It holds no control flow of a collective: the core sequences,
+// checks and composes (the staged path is src/staged_path.h, run by the core).
 class DevicePath {
  public:
   virtual ~DevicePath() = default;
 
-  // Host or device memory. Makes no CUDA call when the process has no GPU.
-  virtual MemoryKind classify(const void* pointer) = 0;
-  // Whether NCCL can serve device buffers in this process; if not, why (for error messages).
-  virtual bool ncclUsable(std::string* whyNot) = 0;
   virtual int device() const = 0;  // CUDA device used for this rank, -1 when none
+
+  // Whether NCCL may serve device buffers is decided once, by every rank together, before the
+  // first device collective is routed: decideNccl() is collective (it bootstraps NCCL or declines
+  // it on every rank alike) and the core calls it only after the ranks agreed on the call.
+  // With RINGSYNC_BACKEND=staged or ring nothing is to be decided (and NCCL is never touched).
+  virtual bool ncclDecided() const = 0;
+  virtual void decideNccl() = 0;
+  virtual bool ncclUsable(std::string* whyNot) const = 0;
 
   // NCCL: enqueued on `stream` (nullptr: the legacy default stream, then synchronised).
   virtual void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                              CUstream_st* stream) = 0;
   virtual void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) = 0;
 
-  // Staged: device -> pinned host -> host collective -> device, ordered on `stream`.
-  virtual void stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                               CUstream_st* stream, HostCollectives& host) = 0;
-  virtual void stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
-                               HostCollectives& host) = 0;
+  // Pinned host memory and the copies for the staged path; BackendError without CUDA.
+  virtual StagingMemory& staging() = 0;
 
   // After a failure: abort NCCL (ncclCommAbort) so nothing waits on it. Never throws.
   virtual void abort() noexcept = 0;
 };
+
+// The one pointer classifier (the core and the GradientAverager use it). Makes no CUDA call in a
+// process without a GPU driver, or in a build without CUDA. With CUDA, only a successful query
+// answering unregistered or host memory means host: an error is a BackendError naming the pointer
+// (never silently "host", which would send device memory to the host ring).
+MemoryKind classifyPointer(const void* pointer);
 
 struct DevicePathContext {
   MPI_Comm comm;   // the Communicator's duplicated communicator (for the ncclUniqueId broadcast)

@@ -3,6 +3,7 @@
 //
 // Host buffers stay cheap and CUDA-free: without an NVIDIA driver on the machine classify() never
 // calls the CUDA runtime (device_probe.h); with one it costs one cudaPointerGetAttributes.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,18 +22,9 @@ class CudaDevicePath final : public DevicePath {
  public:
   explicit CudaDevicePath(const DevicePathContext& context) : context_(context) {}
 
-  MemoryKind classify(const void* pointer) override {
-    if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-      cudaGetLastError();  // not a pointer CUDA knows: host memory
-      return MemoryKind::kHost;
-    }
-    const bool onDevice = attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-    return onDevice ? MemoryKind::kDevice : MemoryKind::kHost;
-  }
-
-  bool ncclUsable(std::string* whyNot) override;
+  bool ncclDecided() const override { return ncclForcedOff() || state_ != NcclState::kUnknown; }
+  void decideNccl() override;
+  bool ncclUsable(std::string* whyNot) const override;
   int device() const override;
 
   void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
@@ -43,17 +35,9 @@ class CudaDevicePath final : public DevicePath {
     nccl("broadcast").broadcast(buf, count, type, root, stream);
   }
 
-  void stagedAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                       CUstream_st* stream, HostCollectives& host) override {
-    noteStaged("allreduce", count, type);
-    detail::stagedAllreduce(staging(), send, recv, count * dataTypeSize(type), stream,
-                            [&](void* data) { host.hostAllreduce(data, data, count, type, op); });
-  }
-  void stagedBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
-                       HostCollectives& host) override {
-    noteStaged("broadcast", count, type);
-    detail::stagedBroadcast(staging(), buf, count * dataTypeSize(type), context_.rank == root, stream,
-                            [&](void* data) { host.hostBroadcast(data, count, type, root); });
+  StagingMemory& staging() override {
+    if (!staging_) staging_ = std::make_unique<CudaStagingMemory>();
+    return *staging_;
   }
 
   void abort() noexcept override {
@@ -64,22 +48,14 @@ class CudaDevicePath final : public DevicePath {
   enum class NcclState { kUnknown, kReady, kUnusable };
 
   int chooseDevice(std::string* why) const;
-  void bootstrap();
+  // RINGSYNC_BACKEND=staged or ring: the route is decided without NCCL.
+  bool ncclForcedOff() const {
+    return context_.options->backend == BackendChoice::kStaged || context_.options->backend == BackendChoice::kRing;
+  }
   NcclCommunicator& nccl(const char* call) {
     if (!nccl_) throw BackendError(std::string(call) + ": the NCCL path was chosen before NCCL was bootstrapped");
     return *nccl_;
   }
-  CudaStagingMemory& staging() {
-    if (!staging_) staging_ = std::make_unique<CudaStagingMemory>();
-    return *staging_;
-  }
-  void noteStaged(const char* call, std::size_t count, DataType type) const {
-    if (!context_.logger->enabled(LogLevel::kInfo)) return;
-    context_.logger->info(std::string(call) + " of " + std::to_string(count) + " " + dataTypeName(type) +
-                          " on device buffers: backend staged (device -> pinned host -> host ring -> device)" +
-                          (ncclWhy_.empty() ? "" : "; NCCL not used: " + ncclWhy_));
-  }
-
   DevicePathContext context_;
   NcclState state_ = NcclState::kUnknown;
   std::string ncclWhy_;
@@ -108,21 +84,20 @@ int CudaDevicePath::device() const {
   return chooseDevice(&why);
 }
 
-bool CudaDevicePath::ncclUsable(std::string* whyNot) {
-  const BackendChoice forced = context_.options->backend;
-  if (forced == BackendChoice::kStaged || forced == BackendChoice::kRing) {
-    // The route is decided without NCCL: do not pay for (or risk) its bootstrap.
-    if (whyNot) *whyNot = std::string("RINGSYNC_BACKEND=") + backendName(forced);
+bool CudaDevicePath::ncclUsable(std::string* whyNot) const {
+  if (ncclForcedOff()) {
+    if (whyNot) *whyNot = std::string("RINGSYNC_BACKEND=") + backendName(context_.options->backend);
     return false;
   }
-  if (state_ == NcclState::kUnknown) bootstrap();
   if (state_ == NcclState::kReady) return true;
-  if (whyNot) *whyNot = ncclWhy_;
+  if (whyNot) *whyNot = state_ == NcclState::kUnknown ? "NCCL was not decided yet" : ncclWhy_;
   return false;
 }
 
-// Collective: every rank reaches it on the same call (its first device-buffer collective).
-void CudaDevicePath::bootstrap() {
+// Collective: every rank reaches it on the same call (its first device-buffer collective), after
+// the call's fingerprints matched.
+void CudaDevicePath::decideNccl() {
+  if (ncclDecided()) return;
   NcclBootstrapInputs inputs{context_.comm, context_.rank, context_.size, -1, {}, context_.options->timeoutSeconds};
   inputs.device = chooseDevice(&inputs.deviceWhy);
   try {
@@ -142,6 +117,25 @@ void CudaDevicePath::bootstrap() {
 }
 
 }  // namespace
+
+MemoryKind classifyPointer(const void* pointer) {
+  if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
+  cudaPointerAttributes attributes{};
+  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // this query's own error only: it is not sticky, and it is reported here
+    throw BackendError("cannot tell whether pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
+                       " is host or device memory: cudaPointerGetAttributes failed: " + cudaGetErrorString(status));
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeUnregistered:
+    case cudaMemoryTypeHost: return MemoryKind::kHost;
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged: return MemoryKind::kDevice;
+  }
+  throw BackendError("pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
+                     ": unknown cudaMemoryType " + std::to_string(static_cast<int>(attributes.type)));
+}
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext& context) {
   return std::make_unique<CudaDevicePath>(context);

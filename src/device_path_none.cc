@@ -9,18 +9,16 @@ namespace {
 
 class NoDevicePath final : public DevicePath {
  public:
-  MemoryKind classify(const void*) override { return MemoryKind::kHost; }
-  bool ncclUsable(std::string* whyNot) override {
+  bool ncclDecided() const override { return true; }
+  void decideNccl() override {}
+  bool ncclUsable(std::string* whyNot) const override {
     if (whyNot) *whyNot = "ringsync was built without CUDA/NCCL";
     return false;
   }
   int device() const override { return -1; }
   void ncclAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*) override { unavailable(); }
   void ncclBroadcast(void*, std::size_t, DataType, int, CUstream_st*) override { unavailable(); }
-  void stagedAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*, HostCollectives&) override {
-    unavailable();
-  }
-  void stagedBroadcast(void*, std::size_t, DataType, int, CUstream_st*, HostCollectives&) override { unavailable(); }
+  StagingMemory& staging() override { unavailable(); }
   void abort() noexcept override {}
 
  private:
@@ -28,6 +26,8 @@ class NoDevicePath final : public DevicePath {
 };
 
 }  // namespace
+
+MemoryKind classifyPointer(const void*) { return MemoryKind::kHost; }
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext&) { return std::make_unique<NoDevicePath>(); }
 

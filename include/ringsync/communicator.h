@@ -83,7 +83,7 @@ class Communicator {
   std::string abortReason() const;
   Placement lastPlacement() const;
 
-  struct Impl;  // opaque; defined in src/
+  class Impl;  // opaque; the core, defined in src/communicator_impl.h
 
  private:
   explicit Communicator(std::unique_ptr<Impl> impl);

@@ -1,4 +1,4 @@
-#include "src/trainer/checkpoint.h"
+#include "checkpoint.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "ringsync/errors.h"
-#include "src/trainer/root_task.h"
+#include "root_task.h"
 
 namespace ringsync::trainer {
 

@@ -1,4 +1,4 @@
-#include "src/trainer/cli.h"
+#include "cli.h"
 
 #include <cctype>
 #include <sstream>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "src/trainer/config.h"
+#include "config.h"
 
 namespace ringsync::trainer {
 

@@ -1,19 +1,19 @@
-#include "src/trainer/compute.h"
+#include "compute.h"
 
 #include "ringsync/errors.h"
 
 namespace ringsync::trainer {
 
 std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayout& layout, std::size_t maxRows,
-                                                 int threads, int gpuIndex, const GpuHooks* gpu) {
+                                                 int threads, int cudaDevice, const GpuHooks* gpu) {
   if (device == Device::kCpu) return makeCpuEngine(layout, maxRows, threads);
-  const int gpus = gpu && gpu->deviceCount ? gpu->deviceCount() : 0;
-  if (gpus == 0) {
+  if (gpu == nullptr || cudaDevice < 0) {
     if (device == Device::kAuto) return makeCpuEngine(layout, maxRows, threads);
-    throw BackendError(gpu ? "--device gpu: no usable CUDA device on this node (cudaGetDeviceCount reports none)"
+    throw BackendError(gpu ? "--device gpu: no usable CUDA device for this rank (none visible, or "
+                             "RINGSYNC_CUDA_DEVICE names one that is not)"
                            : "--device gpu: ringsync-train was built without CUDA");
   }
-  return gpu->makeEngine(layout, maxRows, gpuIndex % gpus);
+  return gpu->makeEngine(layout, maxRows, cudaDevice);
 }
 
 }  // namespace ringsync::trainer

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "src/trainer/config.h"
-#include "src/trainer/model.h"
+#include "config.h"
+#include "model.h"
 
 struct CUstream_st;  // cudaStream_t, without CUDA's headers
 
@@ -61,13 +61,13 @@ std::unique_ptr<ComputeEngine> makeCpuEngine(const ModelLayout& layout, std::siz
 // The GPU engine lives in a separate library (cuBLAS costs ~0.3 s at process start, so only the
 // ringsync-train binary links it); main() passes these hooks in, tests pass none.
 struct GpuHooks {
-  std::function<int()> deviceCount;  // usable GPUs on this node (0 when none or no driver)
   std::function<std::unique_ptr<ComputeEngine>(const ModelLayout&, std::size_t maxRows, int device)> makeEngine;
 };
 
-// Resolves --device: cpu; gpu (BackendError when there are no hooks or no GPU); auto picks gpu
-// when the hooks report a GPU, else cpu. The GPU is `gpuIndex` % (GPUs on the node).
+// Resolves --device: cpu; gpu (BackendError when there are no hooks or cudaDevice < 0); auto picks
+// gpu when both are there, else cpu. `cudaDevice` is the communicator's (Communicator::cudaDevice()),
+// so the engine's gradients sit on the GPU the library's device collectives use.
 std::unique_ptr<ComputeEngine> makeComputeEngine(Device device, const ModelLayout& layout, std::size_t maxRows,
-                                                 int threads, int gpuIndex, const GpuHooks* gpu);
+                                                 int threads, int cudaDevice, const GpuHooks* gpu);
 
 }  // namespace ringsync::trainer

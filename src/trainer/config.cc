@@ -1,8 +1,8 @@
-#include "src/trainer/config.h"
+#include "config.h"
 
 #include <cmath>
 
-#include "src/trainer/errors.h"
+#include "errors.h"
 
 namespace ringsync::trainer {
 

@@ -6,9 +6,9 @@
 
 #include <cblas.h>
 
-#include "src/trainer/compute.h"
-#include "src/trainer/optimizer.h"
-#include "src/trainer/softmax_loss.h"
+#include "compute.h"
+#include "optimizer.h"
+#include "softmax_loss.h"
 
 namespace ringsync::trainer {
 

@@ -1,13 +1,13 @@
-#include "src/trainer/dataset.h"
+#include "dataset.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 #include "ringsync/errors.h"
-#include "src/trainer/idx_reader.h"
-#include "src/trainer/random.h"
-#include "src/trainer/root_task.h"
+#include "idx_reader.h"
+#include "random.h"
+#include "root_task.h"
 
 namespace ringsync::trainer {
 

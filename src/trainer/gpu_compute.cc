@@ -1,15 +1,15 @@
-// The GPU engine: cuBLAS's sgemm/sgemv for the products, cuda/trainer_kernels.h for the rest, all
-// on one non-blocking stream. cuBLAS is column-major: a row-major r x c matrix is its transpose,
-// so y = x W (row-major) is computed as y^T = W^T x^T, and likewise for the two backward products.
-// The development machines have no GPU: this file is compiled and linked there, never run.
-#include "src/trainer/gpu_compute.h"
+// The GPU engine: cuBLAS's sgemm/sgemv for the products, the trainer's kernels (kernels.h) for the
+// rest, all on one non-blocking stream. cuBLAS is column-major: a row-major r x c matrix is its
+// transpose, so y = x W (row-major) is computed as y^T = W^T x^T, and likewise for the two backward
+// products. test_trainer_gpu (label gpu) checks it against the CPU engine on a machine with a GPU.
+#include "gpu_compute.h"
 
 #include <algorithm>
 #include <numeric>
 #include <vector>
 
-#include "cuda/trainer_kernels.h"
-#include "src/trainer/gpu_resources.h"
+#include "gpu_resources.h"
+#include "kernels.h"
 
 namespace ringsync::trainer {
 
@@ -62,8 +62,8 @@ class GpuEngine final : public ComputeEngine {
     }
     upload(x, y, rows);
     const float* logits = forward(rows);
-    cuda::trainer::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(),
-                                       rowLoss_.get(), rowCorrect_.get(), stream_.get());
+    kernels::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(),
+                                 rowLoss_.get(), rowCorrect_.get(), stream_.get());
     backward(rows, ready);
     return downloadStats(rows);
   }
@@ -74,8 +74,8 @@ class GpuEngine final : public ComputeEngine {
       const std::size_t slice = std::min(maxRows_, rows - first);
       upload(x + first * layout_.inputWidth(), y + first, slice);
       const float* logits = forward(slice);
-      cuda::trainer::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr,
-                                         rowLoss_.get(), rowCorrect_.get(), stream_.get());
+      kernels::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr,
+                                   rowLoss_.get(), rowCorrect_.get(), stream_.get());
       const BatchStats stats = downloadStats(slice);
       total.lossSum += stats.lossSum;
       total.correct += stats.correct;
@@ -84,8 +84,8 @@ class GpuEngine final : public ComputeEngine {
   }
 
   void applySgd(const SgdSettings& sgd, float learningRate) override {
-    cuda::trainer::sgdMomentum(parameters_.get(), momentum_.get(), gradients_.get(), layout_.parameterCount(),
-                               learningRate, sgd.momentum, sgd.weightDecay, stream_.get());
+    kernels::sgdMomentum(parameters_.get(), momentum_.get(), gradients_.get(), layout_.parameterCount(),
+                         learningRate, sgd.momentum, sgd.weightDecay, stream_.get());
   }
 
   std::size_t maxRows() const override { return maxRows_; }
@@ -111,8 +111,8 @@ class GpuEngine final : public ComputeEngine {
       float* output = activations_[l].get();
       RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, asInt(rows), in, &kOne,
                                                 weights(l), out, input, in, &kZero, output, out));
-      cuda::trainer::addBiasActivation(output, parameters_.get() + layout_.bias(l).offset, rows, layout_.outputs(l),
-                                       l + 1 < layout_.layerCount(), stream_.get());
+      kernels::addBiasActivation(output, parameters_.get() + layout_.bias(l).offset, rows, layout_.outputs(l),
+                                 l + 1 < layout_.layerCount(), stream_.get());
       input = output;
     }
     return activations_.back().get();
@@ -135,7 +135,7 @@ class GpuEngine final : public ComputeEngine {
       if (l == 0) break;
       RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &kOne, weights(l),
                                                 out, delta, out, &kZero, below, in));
-      cuda::trainer::reluBackward(below, input, rows * layout_.inputs(l), stream_.get());
+      kernels::reluBackward(below, input, rows * layout_.inputs(l), stream_.get());
       std::swap(delta, below);
     }
   }
@@ -172,20 +172,10 @@ class GpuEngine final : public ComputeEngine {
   std::string name_;
 };
 
-int countDevices() {
-  int count = 0;  // left untouched when there is no driver (cudaErrorInsufficientDriver)
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
 }  // namespace
 
 GpuHooks gpuHooks() {
   GpuHooks hooks;
-  hooks.deviceCount = countDevices;
   hooks.makeEngine = [](const ModelLayout& layout, std::size_t maxRows, int device) -> std::unique_ptr<ComputeEngine> {
     return std::make_unique<GpuEngine>(layout, maxRows, device);
   };

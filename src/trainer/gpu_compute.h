@@ -1,14 +1,13 @@
-// The GPU engine (cuBLAS for the matrix products, cuda/trainer_kernels.h for the rest), built
+// The GPU engine (cuBLAS for the matrix products, the trainer's kernels.h for the rest), built
 // only with CUDA and linked only into ringsync-train. Parameters, momentum and gradients live in
 // device memory; the gradient averager reduces them there (NCCL, or staged through the host).
 #pragma once
 
-#include "src/trainer/compute.h"
+#include "compute.h"
 
 namespace ringsync::trainer {
 
-// deviceCount: CUDA devices usable by this process (0 without a GPU or driver, never an error).
-// makeEngine: the GPU engine on `device`.
+// makeEngine: the GPU engine on `device` (the communicator's, Communicator::cudaDevice()).
 GpuHooks gpuHooks();
 
 }  // namespace ringsync::trainer

@@ -1,4 +1,4 @@
-#include "src/trainer/idx_reader.h"
+#include "idx_reader.h"
 
 #include <algorithm>
 #include <cerrno>

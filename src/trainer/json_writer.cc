@@ -1,4 +1,4 @@
-#include "src/trainer/json_writer.h"
+#include "json_writer.h"
 
 #include <charconv>
 #include <cmath>

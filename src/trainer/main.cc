@@ -5,11 +5,11 @@
 
 #include "ringsync/communicator.h"
 #include "ringsync/mpi_environment.h"
-#include "src/trainer/cli.h"
-#include "src/trainer/errors.h"
-#include "src/trainer/run_training.h"
+#include "cli.h"
+#include "errors.h"
+#include "run_training.h"
 #ifdef RINGSYNC_TRAINER_WITH_CUDA
-#include "src/trainer/gpu_compute.h"
+#include "gpu_compute.h"
 #endif
 
 int main(int argc, char** argv) {

@@ -1,9 +1,9 @@
-#include "src/trainer/metrics.h"
+#include "metrics.h"
 
 #include <cstdarg>
 #include <cstdio>
 
-#include "src/trainer/json_writer.h"
+#include "json_writer.h"
 
 namespace ringsync::trainer {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/config.h"
+#include "config.h"
 
 namespace ringsync::trainer {
 

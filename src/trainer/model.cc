@@ -1,10 +1,10 @@
-#include "src/trainer/model.h"
+#include "model.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "src/trainer/errors.h"
-#include "src/trainer/random.h"
+#include "errors.h"
+#include "random.h"
 
 namespace ringsync::trainer {
 

@@ -1,4 +1,4 @@
-#include "src/trainer/optimizer.h"
+#include "optimizer.h"
 
 namespace ringsync::trainer {
 

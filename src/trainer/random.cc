@@ -1,4 +1,4 @@
-#include "src/trainer/random.h"
+#include "random.h"
 
 #include <cmath>
 #include <numeric>

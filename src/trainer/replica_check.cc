@@ -1,10 +1,10 @@
-#include "src/trainer/replica_check.h"
+#include "replica_check.h"
 
 #include <cstring>
 #include <sstream>
 #include <vector>
 
-#include "src/trainer/errors.h"
+#include "errors.h"
 
 namespace ringsync::trainer {
 

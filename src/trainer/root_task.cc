@@ -1,10 +1,10 @@
-#include "src/trainer/root_task.h"
+#include "root_task.h"
 
 #include <climits>
 #include <cstdint>
 #include <exception>
 
-#include "src/trainer/errors.h"
+#include "errors.h"
 
 namespace ringsync::trainer {
 

@@ -1,12 +1,12 @@
-#include "src/trainer/run_training.h"
+#include "run_training.h"
 
 #include <fstream>
 #include <ostream>
 
-#include "src/trainer/errors.h"
-#include "src/trainer/root_task.h"
-#include "src/trainer/schedule.h"
-#include "src/trainer/trainer.h"
+#include "errors.h"
+#include "root_task.h"
+#include "schedule.h"
+#include "trainer.h"
 
 namespace ringsync::trainer {
 
@@ -30,10 +30,10 @@ std::unique_ptr<ComputeEngine> makeEngineOnEveryRank(Communicator& comm, const T
   ErrorCode code = ErrorCode::kInternal;
   std::string reason;
   try {
-    // The GPU the library uses for this rank's device collectives (RINGSYNC_CUDA_DEVICE, else the
-    // local rank), so the averager never sees gradients on another device than NCCL's.
-    const int device = comm.options().cudaDevice >= 0 ? comm.options().cudaDevice : comm.localRank();
-    engine = makeComputeEngine(config.device, layout, std::max(share, kMinEngineRows), config.blasThreads, device, gpu);
+    // The GPU the library uses for this rank's device collectives, so the averager never sees
+    // gradients on another device than NCCL's (-1: no GPU for this rank).
+    engine = makeComputeEngine(config.device, layout, std::max(share, kMinEngineRows), config.blasThreads,
+                               comm.cudaDevice(), gpu);
   } catch (const Error& error) {
     code = error.code();
     reason = error.what();

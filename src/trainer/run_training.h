@@ -5,10 +5,10 @@
 #include <iosfwd>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/compute.h"
-#include "src/trainer/config.h"
-#include "src/trainer/dataset.h"
-#include "src/trainer/metrics.h"
+#include "compute.h"
+#include "config.h"
+#include "dataset.h"
+#include "metrics.h"
 
 namespace ringsync::trainer {
 

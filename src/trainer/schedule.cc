@@ -1,4 +1,4 @@
-#include "src/trainer/schedule.h"
+#include "schedule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "src/trainer/config.h"
+#include "config.h"
 
 namespace ringsync::trainer {
 

@@ -1,4 +1,4 @@
-#include "src/trainer/softmax_loss.h"
+#include "softmax_loss.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "src/trainer/compute.h"
+#include "compute.h"
 
 namespace ringsync::trainer {
 

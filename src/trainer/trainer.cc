@@ -1,13 +1,13 @@
-#include "src/trainer/trainer.h"
+#include "trainer.h"
 
 #include <algorithm>
 #include <ostream>
 
 #include "ringsync/errors.h"
-#include "src/trainer/errors.h"
-#include "src/trainer/random.h"
-#include "src/trainer/replica_check.h"
-#include "src/trainer/schedule.h"
+#include "errors.h"
+#include "random.h"
+#include "replica_check.h"
+#include "schedule.h"
 
 namespace ringsync::trainer {
 
@@ -42,7 +42,7 @@ Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTes
   x_.resize(engine_->maxRows() * layout_.inputWidth());
   y_.resize(engine_->maxRows());
   initialise();
-  sync_ = makeGradientSync(comm_, layout_, engine_->gradients(), config_.overlap, engine_->stream());
+  averager_ = makeGradientAverager(comm_, layout_, engine_->gradients(), config_.overlap);
 }
 
 void Trainer::initialise() {
@@ -78,7 +78,7 @@ RunReport Trainer::run() {
   report.model = layout_.describe();
   report.parameters = layout_.parameterCount();
   report.data = data_.source;
-  report.sync = sync_->describe();
+  report.sync = describeGradientSync(*averager_);
   report.trainSamples = data_.train.count;
   report.testSamples = data_.test.count;
   report.globalBatch = globalBatch_;
@@ -128,12 +128,15 @@ void Trainer::trainStep(const std::vector<std::uint32_t>& order, std::size_t bat
   const Share share = shareOf(rows, comm_.rank(), comm_.size());
   const auto start = Clock::now();
   gatherBatch(data_.train, order.data() + batch * globalBatch_ + share.begin, share.count, x_.data(), y_.data());
+  // The averager's stream waits on the GPU engine's; the CPU engine has none (host gradients).
+  CUstream_st* const stream = engine_->stream();
+  const auto ready = [this, stream](std::size_t tensor) { averager_->markReady(tensor, stream); };
   // Each rank's gradient is scaled by 1/rows (the global batch), so summing over the ranks gives
   // the mean over the whole batch whatever each rank's share.
-  const BatchStats stats = engine_->trainBatch(x_.data(), y_.data(), share.count, 1.0f / static_cast<float>(rows),
-                                               [this](std::size_t tensor) { sync_->markReady(tensor); });
+  const BatchStats stats =
+      engine_->trainBatch(x_.data(), y_.data(), share.count, 1.0f / static_cast<float>(rows), ready);
   const auto waitStart = Clock::now();
-  sync_->synchronize();
+  averager_->synchronize();
   const double wait = secondsSince(waitStart);
   engine_->applySgd(config_.sgd, learningRateAt(config_.sgd, position_.step, totalSteps_));
   const double seconds = secondsSince(start);

@@ -1,6 +1,6 @@
 // The synchronous data-parallel training loop. Every rank holds a full replica; each step every
-// rank computes its share of the global batch, hands each layer's gradient to the gradient sync as
-// soon as backward produced it, waits for the sum over the ranks and applies the same SGD update,
+// rank computes its share of the global batch, hands each layer's gradient to the GradientAverager
+// as soon as backward produced it, waits for the sum over the ranks and applies the same SGD update,
 // so n ranks train exactly as one process would on the whole batch (up to float rounding).
 #pragma once
 
@@ -11,19 +11,19 @@
 #include <vector>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/checkpoint.h"
-#include "src/trainer/compute.h"
-#include "src/trainer/config.h"
-#include "src/trainer/dataset.h"
-#include "src/trainer/gradient_sync.h"
-#include "src/trainer/metrics.h"
+#include "checkpoint.h"
+#include "compute.h"
+#include "config.h"
+#include "dataset.h"
+#include "gradient_sync.h"
+#include "metrics.h"
 
 namespace ringsync::trainer {
 
 class Trainer {
  public:
   // Collective over `comm`: initialises the replicas (from the seed on rank 0, broadcast; or from
-  // the checkpoint with config.resume) and sets up the gradient sync. `progress` (rank 0 only,
+  // the checkpoint with config.resume) and sets up the GradientAverager. `progress` (rank 0 only,
   // may be null) receives progress lines. `data`, `comm` and `progress` must outlive the Trainer.
   Trainer(Communicator& comm, const TrainerConfig& config, const TrainTestData& data,
           std::unique_ptr<ComputeEngine> engine, std::ostream* progress);
@@ -57,7 +57,7 @@ class Trainer {
   const TrainTestData& data_;
   ModelLayout layout_;
   std::unique_ptr<ComputeEngine> engine_;
-  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<GradientAverager> averager_;  // after engine_: destroyed while its gradients exist
   std::ostream* progress_;
 
   std::size_t globalBatch_ = 0, batchesPerEpoch_ = 0, totalSteps_ = 0;

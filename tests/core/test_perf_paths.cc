@@ -21,7 +21,7 @@
 
 #include "closed_form.h"
 #include "collectives/half.h"
-#include "collectives/header_exchange.h"
+#include "collectives/round_transport.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/transport.h"
 #include "ringsync/ringsync.h"
@@ -139,7 +139,7 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   const int rank = test::worldRank(), size = test::worldSize();
   {
-    HeaderExchange exchange(comm, rank, size, 256, 256);
+    RoundTransport exchange(comm, rank, size, RoundCapacity{256, 256});
     CHECK(exchange.sharedMemory() == (size > 1));  // the tests run every rank on one node
     std::size_t wrong = 0;
     for (std::uint64_t round = 0; round < 7; ++round) {  // both slot parities, several times
@@ -150,7 +150,7 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
       for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(rank * 31 + i + round);
       CallHeader call;
       Deadline deadline(call, 30.0, 0.0, nullptr);
-      exchange.run(comm, mine, payload.data(), payload.size(), deadline);
+      exchange.run(mine, payload.data(), payload.size(), deadline);
       for (int r = 0; r < size; ++r) {
         const std::size_t bytes = (round * 37 + static_cast<std::uint64_t>(r) * 11) % 257;
         wrong += exchange.header(r).sequence != round || exchange.header(r).count != static_cast<std::uint64_t>(r);
@@ -164,13 +164,13 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
   }
   if (size > 1) {
     // A rank that never publishes its round is named in the timeout, not waited for forever.
-    HeaderExchange exchange(comm, rank, size, 0, 0);
+    RoundTransport exchange(comm, rank, size, RoundCapacity{0, 0});
     std::string message;
     if (rank != size - 1) {
       CallHeader call;
       Deadline deadline(call, 0.5, 0.0, nullptr);
       try {
-        exchange.run(comm, call, nullptr, 0, deadline);
+        exchange.run(call, nullptr, 0, deadline);
       } catch (const TimeoutError& error) {
         message = error.what();
       }

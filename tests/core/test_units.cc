@@ -8,7 +8,7 @@
 
 #include "collectives/half.h"
 #include "collectives/reduce_kernels.h"
-#include "collectives/ring_geometry.h"
+#include "collectives/chunk_layout.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/bucket_plan.h"
-#include "collectives/fusion_pack.h"
+#include "src/averager/bucket_plan.h"
+#include "src/averager/fusion_pack.h"
 #include "collectives/half.h"
 #include "support/test_support.h"
 

@@ -156,6 +156,7 @@ RINGSYNC_INTERPOSE(ncclResult_t, ncclCommDestroy, (ncclComm_t comm), (comm))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommFinalize, (ncclComm_t comm), (comm))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommAbort, (ncclComm_t comm), (comm))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t* state), (comm, state))
+RINGSYNC_INTERPOSE(ncclResult_t, ncclCommCount, (const ncclComm_t comm, int* count), (comm, count))
 RINGSYNC_INTERPOSE(const char*, ncclGetErrorString, (ncclResult_t result), (result))
 RINGSYNC_INTERPOSE(const char*, ncclGetLastError, (ncclComm_t comm), (comm))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclAllReduce,

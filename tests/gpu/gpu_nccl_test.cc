@@ -88,3 +88,19 @@ TEST_CASE("nccl: forced backends on device buffers", "[gpu][nccl]") {
   std::vector<float> host(1024);
   CHECK_THROWS_AS(nccl.allreduce(host.data(), buffer.data(), 1024, DataType::kFloat32, ReduceOp::kSum), InvalidArgument);
 }
+
+// allgather takes host buffers only: a device buffer is rejected before anything is sent -- no
+// fingerprint round, no NCCL bootstrap (the call number does not advance, and a host collective
+// right after it still matches on every rank).
+TEST_CASE("nccl: a device-buffer allgather is rejected before any collective work", "[gpu][nccl]") {
+  RINGSYNC_GPU_TEST_OR_SKIP();
+  Communicator comm(MPI_COMM_WORLD);  // auto backend: the first device call would bootstrap NCCL
+  cuda::DeviceBuffer device(sizeof(float) * 4 * static_cast<std::size_t>(comm.size()));
+  const std::uint64_t before = comm.callCount();
+  float* d = static_cast<float*>(device.data());
+  REQUIRE_THROWS_AS(comm.allgather(d, d + 4 * comm.rank(), 4, DataType::kFloat32), InvalidArgument);
+  REQUIRE(comm.callCount() == before);
+  float x = 1.0f;
+  comm.allreduce(&x, &x, 1, DataType::kFloat32, ReduceOp::kSum);
+  REQUIRE(x == static_cast<float>(comm.size()));
+}

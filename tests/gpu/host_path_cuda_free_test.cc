@@ -105,9 +105,11 @@ TEST_CASE("host path: without a GPU every rank agrees NCCL is unusable, with no 
   auto device = detail::makeDevicePath({comm.mpiComm(), comm.rank(), comm.size(), comm.localRank(), &options, &logger});
   float x = 0;
   std::string why;
-  const bool usable = device->ncclUsable(&why);  // collective: the probes travel by MPI
+  device->decideNccl();  // collective: the probes travel by MPI
+  const bool usable = device->ncclUsable(&why);
   INFO(why);
   const bool ok = !usable && why == "rank 0: no NVIDIA driver on this machine" && device->device() == -1 &&
-                  device->classify(&x) == detail::MemoryKind::kHost && device->ncclUsable(&why) == false;
+                  detail::classifyPointer(&x) == detail::MemoryKind::kHost && device->ncclDecided() &&
+                  device->ncclUsable(&why) == false;
   REQUIRE(test::allRanks(ok && calls(nullptr) == before));
 }

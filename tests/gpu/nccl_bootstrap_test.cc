@@ -63,3 +63,26 @@ TEST_CASE("nccl bootstrap: a rank that never joins is a TimeoutError, not a hang
   REQUIRE(test::allRanks(outcome == "ok"));
   MPI_Comm_free(&comm);
 }
+
+// The type/op tables NCCL calls go through: a wrong entry would pass every 1-rank GPU test (where
+// each reduction is the identity), so each entry is checked here, on any machine.
+TEST_CASE("nccl tables: every DataType and ReduceOp maps to its NCCL counterpart", "[nccl-tables]") {
+  CHECK(detail::ncclTypeOf(DataType::kInt8) == ncclInt8);
+  CHECK(detail::ncclTypeOf(DataType::kUInt8) == ncclUint8);
+  CHECK(detail::ncclTypeOf(DataType::kInt32) == ncclInt32);
+  CHECK(detail::ncclTypeOf(DataType::kUInt32) == ncclUint32);
+  CHECK(detail::ncclTypeOf(DataType::kInt64) == ncclInt64);
+  CHECK(detail::ncclTypeOf(DataType::kUInt64) == ncclUint64);
+  CHECK(detail::ncclTypeOf(DataType::kFloat16) == ncclFloat16);
+  CHECK(detail::ncclTypeOf(DataType::kBFloat16) == ncclBfloat16);
+  CHECK(detail::ncclTypeOf(DataType::kFloat32) == ncclFloat32);
+  CHECK(detail::ncclTypeOf(DataType::kFloat64) == ncclFloat64);
+  CHECK(detail::ncclOpOf(ReduceOp::kSum) == ncclSum);
+  CHECK(detail::ncclOpOf(ReduceOp::kProd) == ncclProd);
+  CHECK(detail::ncclOpOf(ReduceOp::kMin) == ncclMin);
+  CHECK(detail::ncclOpOf(ReduceOp::kMax) == ncclMax);
+  // Not ncclAvg (which multiplies by fl(1/n)): a sum, divided afterwards like the host path.
+  CHECK(detail::ncclOpOf(ReduceOp::kAvg) == ncclSum);
+  CHECK_THROWS_AS(detail::ncclTypeOf(static_cast<DataType>(99)), InvalidArgument);
+  CHECK_THROWS_AS(detail::ncclOpOf(static_cast<ReduceOp>(99)), InvalidArgument);
+}

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "closed_form.h"
-#include "collectives/staged_path.h"
+#include "src/staged_path.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 

@@ -8,9 +8,9 @@
 #include <functional>
 
 #include "ringsync/ringsync.h"
-#include "src/trainer/dataset.h"
-#include "src/trainer/errors.h"
 #include "support/test_support.h"
+#include "dataset.h"
+#include "errors.h"
 #include "trainer_fixtures.h"
 
 using namespace ringsync;

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "ringsync/ringsync.h"
-#include "src/trainer/model.h"
 #include "support/test_support.h"
+#include "model.h"
 #include "trainer_fixtures.h"
 
 using namespace ringsync;

@@ -7,12 +7,12 @@
 
 #include <vector>
 
-#include "gpu_test_support.h"
 #include "ringsync/ringsync.h"
-#include "src/trainer/gpu_compute.h"
-#include "src/trainer/run_training.h"
-#include "src/trainer/trainer.h"
+#include "gpu_test_support.h"
 #include "support/test_support.h"
+#include "gpu_compute.h"
+#include "run_training.h"
+#include "trainer.h"
 #include "trainer_fixtures.h"
 
 using namespace ringsync;

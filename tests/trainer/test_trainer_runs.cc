@@ -6,11 +6,11 @@
 #include <cstring>
 
 #include "ringsync/ringsync.h"
-#include "src/trainer/errors.h"
-#include "src/trainer/replica_check.h"
-#include "src/trainer/run_training.h"
-#include "src/trainer/trainer.h"
 #include "support/test_support.h"
+#include "errors.h"
+#include "replica_check.h"
+#include "run_training.h"
+#include "trainer.h"
 #include "trainer_fixtures.h"
 
 using namespace ringsync;

@@ -1,7 +1,7 @@
 // The trainer's pieces on one rank, each against a closed form or a direct computation: batch
 // shares, shuffled orders, learning-rate schedule, model layout and initialisation, softmax
-// cross-entropy, SGD, the CPU engine's gradients (against finite differences), checkpoints, JSON,
-// IDX parsing and the command line.
+// cross-entropy, SGD, the CPU engine's gradients (against finite differences), the --device
+// choice, checkpoints, JSON, IDX parsing and the command line.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,18 +10,18 @@
 #include <sstream>
 
 #include "ringsync/errors.h"
-#include "src/trainer/checkpoint.h"
-#include "src/trainer/cli.h"
-#include "src/trainer/compute.h"
-#include "src/trainer/errors.h"
-#include "src/trainer/idx_reader.h"
-#include "src/trainer/json_writer.h"
-#include "src/trainer/model.h"
-#include "src/trainer/optimizer.h"
-#include "src/trainer/random.h"
-#include "src/trainer/replica_check.h"
-#include "src/trainer/schedule.h"
-#include "src/trainer/softmax_loss.h"
+#include "checkpoint.h"
+#include "cli.h"
+#include "compute.h"
+#include "errors.h"
+#include "idx_reader.h"
+#include "json_writer.h"
+#include "model.h"
+#include "optimizer.h"
+#include "random.h"
+#include "replica_check.h"
+#include "schedule.h"
+#include "softmax_loss.h"
 #include "trainer_fixtures.h"
 
 using namespace ringsync;
@@ -166,6 +166,37 @@ TEST_CASE("cpu engine: gradients match finite differences; ready order is backwa
   engine->trainBatch(x.data(), y.data(), 0, 1.0f, [&](std::size_t t) { order.push_back(t); });
   CHECK(order.size() == 6);
   CHECK(std::all_of(engine->gradients(), engine->gradients() + parameters.size(), [](float g) { return g == 0.0f; }));
+}
+
+TEST_CASE("compute engine: --device follows the communicator's CUDA device", "[trainer][unit]") {
+  const ModelLayout layout({4, 3});
+  int asked = -2;
+  GpuHooks hooks;  // stands in for the GPU engine: records the device, then makes a CPU engine
+  hooks.makeEngine = [&](const ModelLayout& l, std::size_t maxRows, int device) {
+    asked = device;
+    return makeCpuEngine(l, maxRows, 1);
+  };
+  SECTION("a device: gpu and auto build the engine on exactly that one") {
+    CHECK(makeComputeEngine(Device::kGpu, layout, 8, 1, 3, &hooks) != nullptr);
+    CHECK(asked == 3);
+    asked = -2;
+    CHECK(makeComputeEngine(Device::kAuto, layout, 8, 1, 0, &hooks) != nullptr);
+    CHECK(asked == 0);
+  }
+  SECTION("no device (-1): auto falls back to the cpu, gpu names the reason") {
+    CHECK(makeComputeEngine(Device::kAuto, layout, 8, 1, -1, &hooks)->describe().rfind("cpu", 0) == 0);
+    CHECK_THROWS_WITH(makeComputeEngine(Device::kGpu, layout, 8, 1, -1, &hooks),
+                      Catch::Contains("--device gpu: no usable CUDA device for this rank"));
+    CHECK(asked == -2);
+  }
+  SECTION("built without CUDA (no hooks)") {
+    CHECK_THROWS_WITH(makeComputeEngine(Device::kGpu, layout, 8, 1, 0, nullptr),
+                      Catch::Contains("built without CUDA"));
+  }
+  SECTION("cpu never asks for a GPU") {
+    CHECK(makeComputeEngine(Device::kCpu, layout, 8, 1, 0, &hooks) != nullptr);
+    CHECK(asked == -2);
+  }
 }
 
 TEST_CASE("checkpoint: round trip, atomic file write, and corruption detected", "[trainer][unit][checkpoint]") {

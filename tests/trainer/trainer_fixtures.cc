@@ -10,9 +10,9 @@
 
 #include <zlib.h>
 
-#include "src/trainer/compute.h"
-#include "src/trainer/run_training.h"
-#include "src/trainer/trainer.h"
+#include "compute.h"
+#include "run_training.h"
+#include "trainer.h"
 
 namespace ringsync::trainer::fixtures {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ringsync/communicator.h"
-#include "src/trainer/config.h"
-#include "src/trainer/metrics.h"
+#include "config.h"
+#include "metrics.h"
 
 namespace ringsync::trainer::fixtures {
 

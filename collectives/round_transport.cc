@@ -1,24 +1,14 @@
-#include "header_exchange.h"
+#include "round_transport.h"
 
 #include <sched.h>
 
-#include <algorithm>
 #include <cstring>
 
-#include "mpi_check.h"
 #include "ringsync/errors.h"
-#include "ringsync/options.h"
 
 namespace ringsync::detail {
 
 namespace {
-// A direct round makes every rank read (n-1) payloads: past Options::kDirectRoundBytes per rank
-// the ring moves less, so the capacity (and with it the direct path) shrinks as ranks grow.
-std::size_t payloadCapacity(int size, std::size_t requested) {
-  if (size < 2) return requested;
-  return std::min(requested, Options::kDirectRoundBytes / static_cast<std::size_t>(size - 1));
-}
-
 void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     if (pieces[i].bytes > 0) std::memcpy(to, pieces[i].data, pieces[i].bytes);
@@ -27,49 +17,25 @@ void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count) {
 }
 }  // namespace
 
-HeaderExchange::HeaderExchange(int rank, int size, std::size_t maxPayloadBytes)
-    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, maxPayloadBytes)),
+RoundTransport::RoundTransport(MPI_Comm comm, int rank, int size, const RoundCapacity& capacity)
+    : comm_(comm), rank_(rank), size_(size), maxPayloadBytes_(capacity.sharedMemoryBytes),
       slotBytes_(slotBytesFor(maxPayloadBytes_)), payloadBytes_(static_cast<std::size_t>(size), 0) {
-  for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
-}
-
-HeaderExchange::HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t sharedPayloadBytes,
-                               std::size_t pointToPointPayloadBytes)
-    : rank_(rank), size_(size), maxPayloadBytes_(payloadCapacity(size, sharedPayloadBytes)),
-      slotBytes_(slotBytesFor(maxPayloadBytes_)), payloadBytes_(static_cast<std::size_t>(size), 0), comm_(comm) {
   shared_ = SharedSlots::create(comm, kLineBytes + 2 * sharedSlotBytes());
   if (!shared_) {
-    maxPayloadBytes_ = payloadCapacity(size, pointToPointPayloadBytes);
+    maxPayloadBytes_ = capacity.pointToPointBytes;
     slotBytes_ = slotBytesFor(maxPayloadBytes_);
     for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
   }
 }
 
-HeaderExchange::~HeaderExchange() = default;
+RoundTransport::~RoundTransport() = default;
 
-void HeaderExchange::run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
-                         Deadline& deadline) {
-  begin(comm, mine, payload, payloadBytes);
-  complete(deadline);
-}
-
-void HeaderExchange::begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes) {
-  const PayloadPiece piece{payload, payloadBytes};
-  beginPieces(comm, mine, &piece, 1);
-}
-
-void HeaderExchange::beginPieces(MPI_Comm comm, const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
+void RoundTransport::begin(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
   std::size_t payloadBytes = 0;
   for (std::size_t i = 0; i < count; ++i) payloadBytes += pieces[i].bytes;
   if (payloadBytes > maxPayloadBytes_)
-    throw InvalidArgument("header payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
+    throw InvalidArgument("round payload of " + std::to_string(payloadBytes) + " bytes exceeds " +
                           std::to_string(maxPayloadBytes_));
-  if (comm != comm_) {
-    if (shared_) throw InvalidArgument("HeaderExchange: every round must use the communicator it was made for");
-    for (Round& r : rounds_) r.requests.reset();  // receives posted on another communicator
-    for (Round& r : rounds_) r.armed = false;
-    comm_ = comm;
-  }
   payloadBytes_[static_cast<std::size_t>(rank_)] = payloadBytes;
   if (shared_) {
     beginShared(mine, pieces, count);
@@ -78,22 +44,25 @@ void HeaderExchange::beginPieces(MPI_Comm comm, const CallHeader& mine, const Pa
   }
 }
 
-void HeaderExchange::complete(Deadline& deadline) {
+void RoundTransport::complete(Deadline& deadline) {
   if (size_ == 1) return;
   if (shared_) {
     completeShared(deadline);
   } else {
     completePointToPoint(deadline);
   }
-  const int left = (rank_ - 1 + size_) % size_;
-  if ((header(left).flags & kFlagEarlyRingSend) && !(header(rank_).flags & kFlagEarlyRingSend))
-    discardEarlyRingSend(deadline);
+}
+
+void RoundTransport::reportPayloadBytes(int r, std::size_t expectedBytes) const {
+  throw MismatchError(describeCall(header(r)) + ": rank " + std::to_string(r) + " sent " +
+                      std::to_string(payloadBytes(r)) + " bytes, expected " + std::to_string(expectedBytes) +
+                      " (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
 // ---- point-to-point rounds ----------------------------------------------------------------------
 
 // Receives first (here, ahead of the round), so that incoming messages land in place.
-void HeaderExchange::arm(Round& round) {
+void RoundTransport::arm(Round& round) {
   if (!round.requests) round.requests.emplace(comm_, 2 * static_cast<std::size_t>(size_ - 1));
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
@@ -102,7 +71,7 @@ void HeaderExchange::arm(Round& round) {
   round.armed = true;
 }
 
-void HeaderExchange::beginPointToPoint(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
+void RoundTransport::beginPointToPoint(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
   Round& round = rounds_[next_];
   std::byte* own = slot(round, rank_);
   std::memcpy(own, &mine, sizeof mine);
@@ -117,7 +86,7 @@ void HeaderExchange::beginPointToPoint(const CallHeader& mine, const PayloadPiec
   }
 }
 
-void HeaderExchange::completePointToPoint(Deadline& deadline) {
+void RoundTransport::completePointToPoint(Deadline& deadline) {
   Round& round = rounds_[last_];
   round.requests->waitAll(deadline);
   round.armed = false;
@@ -137,7 +106,7 @@ void HeaderExchange::completePointToPoint(Deadline& deadline) {
 
 // ---- shared-memory rounds -----------------------------------------------------------------------
 
-void HeaderExchange::beginShared(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
+void RoundTransport::beginShared(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count) {
   const std::uint64_t round = ++sharedRound_;
   std::byte* own = sharedSlot(rank_, round);
   const std::uint64_t size = payloadBytes_[static_cast<std::size_t>(rank_)];
@@ -148,7 +117,7 @@ void HeaderExchange::beginShared(const CallHeader& mine, const PayloadPiece* pie
   __atomic_store_n(publishedRound(rank_), round, __ATOMIC_RELEASE);
 }
 
-void HeaderExchange::completeShared(Deadline& deadline) {
+void RoundTransport::completeShared(Deadline& deadline) {
   const std::uint64_t round = sharedRound_;
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
@@ -173,25 +142,6 @@ void HeaderExchange::completeShared(Deadline& deadline) {
                           " bytes its slot holds (ranks run ringsync builds with different limits)");
     payloadBytes_[static_cast<std::size_t>(from)] = static_cast<std::size_t>(size);
   }
-}
-
-// The left neighbour started a ring all-reduce early, but this rank is in another call and posted
-// no receive for it: take the message off the wire (any size) so it cannot match a later call.
-void HeaderExchange::discardEarlyRingSend(Deadline& deadline) {
-  const int left = (rank_ - 1 + size_) % size_;
-  MPI_Message message = MPI_MESSAGE_NULL;
-  MPI_Status status;
-  int found = 0;
-  while (true) {
-    RINGSYNC_CHECK_MPI(MPI_Improbe(left, kTagRing, comm_, &found, &message, &status));
-    if (found) break;
-    deadline.idle([left] { return std::vector<int>{left}; });
-  }
-  int bytes = 0;
-  RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
-  std::vector<std::byte> sink(static_cast<std::size_t>(bytes) + 1);
-  RINGSYNC_CHECK_MPI(MPI_Mrecv(sink.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
-  deadline.progressed();
 }
 
 }  // namespace ringsync::detail

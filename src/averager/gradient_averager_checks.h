@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "collectives/bucket_plan.h"
+#include "bucket_plan.h"
 #include "ringsync/communicator.h"
 #include "ringsync/gradient_averager.h"
 

@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/bucket_plan.h"
+#include "bucket_plan.h"
 #include "gradient_averager_checks.h"
 #include "gradient_averager_runner.h"
-#include "logging.h"
+#include "src/logging.h"
 #include "ringsync/errors.h"
 #include "ringsync/gradient_averager.h"
 

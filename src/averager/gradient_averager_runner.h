@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/bucket_plan.h"
+#include "bucket_plan.h"
 #include "ringsync/communicator.h"
 
 struct CUstream_st;
@@ -36,8 +36,6 @@ class BucketRunner {
 std::unique_ptr<BucketRunner> makeHostRunner(const RunnerContext& context);
 
 // Device support (gradient_averager_device_{cuda,none}.cc).
-// True when `pointer` is CUDA device memory; makes no CUDA call in a process without a GPU.
-bool isDevicePointer(const void* pointer);
 // Raises BackendError in a build without CUDA.
 std::unique_ptr<BucketRunner> makeDeviceRunner(const RunnerContext& context);
 

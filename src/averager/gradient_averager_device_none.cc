@@ -5,8 +5,6 @@
 
 namespace ringsync::detail {
 
-bool isDevicePointer(const void*) { return false; }
-
 std::unique_ptr<BucketRunner> makeDeviceRunner(const RunnerContext&) {
   throw BackendError("GradientAverager: device gradients need a ringsync built with CUDA and NCCL");
 }

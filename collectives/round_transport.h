@@ -1,11 +1,11 @@
-// One round in which every rank sends its CallHeader, optionally followed by a small payload, to
-// every other rank, and receives theirs: n-1 messages each way, latency one alpha. When every
-// rank of the communicator is on this node the round goes through shared memory instead
-// (SharedSlots): each rank writes its slot and publishes the round number; peers read in place.
+// A round: every rank sends a CallHeader, optionally followed by a payload, to every other rank and
+// receives theirs -- n-1 messages each way, latency one alpha. When every rank of the communicator
+// is on this node a round goes through shared memory instead (SharedSlots): each rank writes its
+// slot and publishes the round number; peers read in place, with no MPI message at all.
 //
-// It is both the consistency check (every rank sees every rank's fingerprint, so every rank
-// reaches the same verdict and can name the same culprits) and the small-message transport:
-// the direct all-reduce, small broadcasts and the barrier carry their data in it.
+// Every collective's first round carries the call fingerprints (so every rank sees every rank's
+// header and reaches the same verdict, collectives/algorithm_context.h); round-based algorithms
+// (direct, split, the barrier) carry their data in the same rounds.
 #pragma once
 
 #include <array>
@@ -30,47 +30,58 @@ struct PayloadPiece {
   std::size_t bytes = 0;
 };
 
-class HeaderExchange {
+// The most a rank may attach to a round, by the way the round travels (the caller's policy).
+struct RoundCapacity {
+  std::size_t sharedMemoryBytes = 0;
+  std::size_t pointToPointBytes = 0;
+};
+
+class RoundTransport {
  public:
-  // `maxPayloadBytes` bounds what any rank may attach; receive slots are sized for it up front.
-  // Point-to-point rounds only.
-  HeaderExchange(int rank, int size, std::size_t maxPayloadBytes);
-  // Collective over `comm` (the communicator every round will use): shared-memory rounds when all
-  // of its ranks are on this node, point-to-point otherwise, with payloads of at most
-  // `sharedPayloadBytes` or `pointToPointPayloadBytes` (point-to-point slots are pre-touched per
-  // peer and per round, so they are sized for what is really sent that way).
-  HeaderExchange(MPI_Comm comm, int rank, int size, std::size_t sharedPayloadBytes,
-                 std::size_t pointToPointPayloadBytes);
-  ~HeaderExchange();
-  HeaderExchange(const HeaderExchange&) = delete;
-  HeaderExchange& operator=(const HeaderExchange&) = delete;
+  // Collective over `comm` (the communicator every round uses): shared-memory rounds when all of
+  // its ranks are on this node, point-to-point otherwise, with payloads of at most the capacity
+  // for that mode (point-to-point slots are pre-touched per peer and per round, so they are sized
+  // for what is really sent that way).
+  RoundTransport(MPI_Comm comm, int rank, int size, const RoundCapacity& capacity);
+  ~RoundTransport();
+  RoundTransport(const RoundTransport&) = delete;
+  RoundTransport& operator=(const RoundTransport&) = delete;
 
   // Sends [mine | payload] to every peer and receives every peer's. Blocks under `deadline`.
-  void run(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes,
-           Deadline& deadline);
-  // run() in two halves, so that a caller can start other transfers while the headers travel.
-  // Every call must pass the same `comm` (receives for the next round stay posted on it between
-  // calls, and are cancelled when the exchange is destroyed).
-  void begin(MPI_Comm comm, const CallHeader& mine, const void* payload, std::size_t payloadBytes);
-  void complete(Deadline& deadline);
-  // run() with a payload gathered from several pieces (copied into the slot back to back).
-  template <std::size_t N>
-  void run(MPI_Comm comm, const CallHeader& mine, const std::array<PayloadPiece, N>& pieces, Deadline& deadline) {
-    beginPieces(comm, mine, pieces.data(), N);
+  void run(const CallHeader& mine, const void* payload, std::size_t payloadBytes, Deadline& deadline) {
+    const PayloadPiece piece{payload, payloadBytes};
+    begin(mine, &piece, 1);
     complete(deadline);
   }
+  template <std::size_t N> void run(const CallHeader& mine, const std::array<PayloadPiece, N>& pieces, Deadline& deadline) {
+    begin(mine, pieces.data(), N);
+    complete(deadline);
+  }
+  // run() in two halves, so that a caller can start other transfers while the headers travel.
+  void begin(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
+  void complete(Deadline& deadline);
 
-  // After run(): what rank `r` sent. For the own rank, a copy of what this rank attached (so an
+  // After a round: what rank `r` sent. For the own rank, a copy of what this rank attached (so an
   // in-place caller may overwrite its buffer while still reading its own contribution here).
   const CallHeader& header(int r) const { return *reinterpret_cast<const CallHeader*>(slot(r)); }
   const std::byte* payload(int r) const { return slot(r) + sizeof(CallHeader); }
   std::size_t payloadBytes(int r) const { return payloadBytes_[static_cast<std::size_t>(r)]; }
+
+  // Every rank's payload was `expectedBytes(r)` bytes; otherwise MismatchError naming the rank (a
+  // peer in another call sent another size: refused rather than read past its end, also with
+  // RINGSYNC_CHECK=0). Inline: a few comparisons per call; the message is built out of line.
+  template <typename ExpectedBytes> void requirePayloadBytes(ExpectedBytes&& expectedBytes) const {
+    for (int r = 0; r < size_; ++r)
+      if (payloadBytes(r) != expectedBytes(r)) reportPayloadBytes(r, expectedBytes(r));
+  }
 
   std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
   int size() const { return size_; }
   bool sharedMemory() const { return shared_ != nullptr; }
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] void reportPayloadBytes(int r, std::size_t expectedBytes) const;
+
   // One set of [header | payload] slots (one per rank; the own slot is what is sent) and the
   // requests that fill it. Two sets alternate: while the caller still reads the last round's
   // slots, the receives of the next round are already posted in the other set, so a peer's
@@ -86,11 +97,9 @@ class HeaderExchange {
     if (shared_) return sharedSlot(r, sharedRound_) + kLineBytes;
     return rounds_[last_].slots.data() + static_cast<std::size_t>(r) * slotBytes_;
   }
-  void beginPieces(MPI_Comm comm, const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void arm(Round& round);
   void beginPointToPoint(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void completePointToPoint(Deadline& deadline);
-  void discardEarlyRingSend(Deadline& deadline);
 
   // Shared-memory rounds. Rank r's region: one cache line with the last round it published, then
   // two [payload size (one line) | header | payload] slots used by alternate rounds. A rank reuses
@@ -109,6 +118,7 @@ class HeaderExchange {
   void beginShared(const CallHeader& mine, const PayloadPiece* pieces, std::size_t count);
   void completeShared(Deadline& deadline);
 
+  MPI_Comm comm_;
   int rank_;
   int size_;
   std::size_t maxPayloadBytes_;
@@ -117,7 +127,6 @@ class HeaderExchange {
   int next_ = 0;  // the round begin() uses
   int last_ = 0;  // the round header()/payload() read
   std::vector<std::size_t> payloadBytes_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<SharedSlots> shared_;  // null: point-to-point rounds
   std::uint64_t sharedRound_ = 0;        // the round this rank last published
 };

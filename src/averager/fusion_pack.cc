@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "half.h"
+#include "collectives/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

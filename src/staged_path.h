@@ -7,31 +7,18 @@
 // a stream (nullptr) the call returns only once the result is in device memory.
 //
 // Every rank runs the host collective even for count 0, so sequence numbers and fingerprints stay
-// in step with ranks that took another route for the same call. This file knows nothing of CUDA:
-// the copies go through StagingMemory (CUDA with pinned memory in staged_cuda.h; plain memory in
-// tests), so the algorithm is tested on machines without a GPU.
+// in step with ranks that took another route for the same call. The Communicator core composes it
+// (src/communicator_impl.cc); it knows nothing of CUDA: the copies go through StagingMemory (the
+// device layer's pinned memory, collectives/staged_cuda.h; plain memory in tests), so the control
+// flow is tested on machines without a GPU.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 
-struct CUstream_st;
+#include "collectives/staging_memory.h"
 
 namespace ringsync::detail {
-
-class StagingMemory {
- public:
-  virtual ~StagingMemory() = default;
-  // Host memory for at least `bytes`, reused across calls. Waits until earlier uploads out of it
-  // have completed, so it may be overwritten.
-  virtual void* hostBuffer(std::size_t bytes) = 0;
-  // device -> host, ordered after the work on `stream`; returns once the bytes are on the host.
-  virtual void download(void* host, const void* device, std::size_t bytes, CUstream_st* stream) = 0;
-  // host -> device, enqueued on `stream`; hostBuffer() and finish() wait for it.
-  virtual void upload(void* device, const void* host, std::size_t bytes, CUstream_st* stream) = 0;
-  // Returns once the last upload has completed.
-  virtual void finish() = 0;
-};
 
 // The host collective, run in place on the staged bytes.
 using HostStep = std::function<void(void* hostData)>;

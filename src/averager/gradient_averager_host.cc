@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "collectives/fusion_pack.h"
+#include "fusion_pack.h"
 #include "collectives/scratch_buffer.h"
 #include "gradient_averager_runner.h"
 

@@ -1,6 +1,6 @@
-// The trainer's element-wise CUDA kernels (the matrix products go to cuBLAS). Leaves of the layer
-// tree: each takes a stream, never synchronises and knows nothing of MPI. A failed launch raises
-// BackendError naming the kernel. Row-major matrices, float32, like the trainer's CPU engine.
+// ringsync-train's element-wise CUDA kernels (the matrix products go to cuBLAS); the trainer's
+// own, not libringsync's. Leaves: each takes a stream, never synchronises and knows nothing of MPI.
+// A failed launch raises BackendError naming the kernel. Row-major float32, like the CPU engine.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 
 struct CUstream_st;
 
-namespace ringsync::cuda::trainer {
+namespace ringsync::trainer::kernels {
 
 // y[r][c] = y[r][c] + bias[c], then max(., 0) when `relu`; y is rows x cols.
 void addBiasActivation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu,
@@ -26,4 +26,4 @@ void softmaxCrossEntropy(const float* logits, const std::int32_t* labels, std::s
 void sgdMomentum(float* parameters, float* velocity, const float* gradients, std::size_t count, float learningRate,
                  float momentum, float weightDecay, CUstream_st* stream);
 
-}  // namespace ringsync::cuda::trainer
+}  // namespace ringsync::trainer::kernels

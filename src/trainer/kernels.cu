@@ -1,4 +1,4 @@
-#include "cuda/trainer_kernels.h"
+#include "kernels.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "ringsync/errors.h"
 
-namespace ringsync::cuda::trainer {
+namespace ringsync::trainer::kernels {
 
 namespace {
 
@@ -105,4 +105,4 @@ void sgdMomentum(float* parameters, float* velocity, const float* gradients, std
   checkLaunch("sgdMomentumKernel");
 }
 
-}  // namespace ringsync::cuda::trainer
+}  // namespace ringsync::trainer::kernels

@@ -12,7 +12,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_memory.h"
 #include "cuda/pack_kernels.h"
-#include "device_probe.h"
+#include "src/device_probe.h"
 #include "gradient_averager_runner.h"
 #include "ringsync/errors.h"
 
@@ -95,17 +95,6 @@ class DeviceRunner final : public BucketRunner {
 };
 
 }  // namespace
-
-bool isDevicePointer(const void* pointer) {
-  // Without a GPU driver no CUDA call is made at all (device_probe.h).
-  if (pointer == nullptr || visibleGpuCount() == 0) return false;
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-    cudaGetLastError();  // not a pointer CUDA knows: host memory
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
 
 std::unique_ptr<BucketRunner> makeDeviceRunner(const RunnerContext& context) {
   return std::make_unique<DeviceRunner>(context);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gradient_averager_runner.h"
+#include "src/device_path.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
@@ -108,7 +109,7 @@ std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& grad
     const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(in.type);
     if (in.count > limit) reject(name + ": count=" + std::to_string(in.count) + " exceeds the address space");
     if (in.data == nullptr && in.count > 0) reject(name + ": data is null with count=" + std::to_string(in.count));
-    specs.push_back({in.data, in.count, in.type, in.count > 0 && isDevicePointer(in.data)});
+    specs.push_back({in.data, in.count, in.type, in.count > 0 && classifyPointer(in.data) == MemoryKind::kDevice});
   }
   checkNoOverlap(specs);
   return specs;

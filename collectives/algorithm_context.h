@@ -1,0 +1,57 @@
+// What every host algorithm runs over, and the first round every one of them starts with.
+//
+// An algorithm is one routine, `void name(AlgorithmContext&, const <Collective>Args&)`, complete in
+// its own file (collectives/algorithms.h lists them). The context holds the ranks, the round
+// transport, the ring's settings and scratch, this call's fingerprint and deadline, and the
+// caller's check. Every algorithm sends this call's fingerprint in its first round and calls
+// firstRoundDone() when that round has completed, before it uses any peer's data: that is where
+// the caller's check runs, the same way for every algorithm.
+#pragma once
+
+#include <cstddef>
+
+#include <mpi.h>
+
+#include "call_header.h"
+#include "ring_config.h"
+#include "round_transport.h"
+#include "scratch_buffer.h"
+#include "transport.h"
+
+namespace ringsync::detail {
+
+// The caller's verification of a call's first round (implemented by the Communicator core).
+class CallCheck {
+ public:
+  // Raises MismatchError / NonFiniteError, identically on every rank (every rank holds every
+  // header), before any peer's data is used.
+  virtual void afterFirstRound(const RoundTransport& round) const = 0;
+  // Whether an algorithm that needs no round for its data exchanges fingerprints anyway.
+  virtual bool wantsRound() const = 0;
+
+ protected:
+  ~CallCheck() = default;
+};
+
+struct AlgorithmContext {
+  MPI_Comm comm;
+  int rank;
+  int size;
+  RoundTransport& rounds;
+  ScratchBuffer& ringScratch;  // depth · segmentBytes, kept for the communicator's life
+  RingConfig ring;
+  CallHeader header;           // this call's fingerprint, sent in its first round
+  Deadline& deadline;
+  const CallCheck& check;
+};
+
+// After the first round of a call has completed: takes a stray early ring segment off the wire
+// (a left neighbour that started a ring call while this rank is in another one), then runs the
+// caller's check.
+void firstRoundDone(AlgorithmContext& context);
+
+// A first round with no payload (the fingerprints only), for algorithms that move their data by
+// point-to-point messages; skipped when the caller's check wants none.
+void fingerprintRound(AlgorithmContext& context);
+
+}  // namespace ringsync::detail

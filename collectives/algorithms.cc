@@ -1,0 +1,62 @@
+#include "algorithms.h"
+
+#include <string>
+
+#include "chain_broadcast.h"
+#include "direct_allgather.h"
+#include "direct_allreduce.h"
+#include "direct_broadcast.h"
+#include "ring_allreduce.h"
+#include "ringsync/errors.h"
+#include "round_barrier.h"
+#include "split_allreduce.h"
+
+namespace ringsync::detail {
+namespace {
+[[noreturn]] void notFor(const char* collective, AlgorithmId id) {
+  throw InvalidArgument(std::string(collective) + ": algorithm " + algorithmName(id) + " (id " +
+                        std::to_string(static_cast<int>(id)) + ") is not one of its algorithms");
+}
+}  // namespace
+
+const char* algorithmName(AlgorithmId id) {
+  switch (id) {
+    case AlgorithmId::kDirectAllreduce: return "direct";
+    case AlgorithmId::kSplitAllreduce: return "split";
+    case AlgorithmId::kRingAllreduce: return "ring";
+    case AlgorithmId::kDirectBroadcast: return "direct";
+    case AlgorithmId::kChainBroadcast: return "chain";
+    case AlgorithmId::kDirectAllgather: return "direct";
+    case AlgorithmId::kRoundBarrier: return "direct";
+  }
+  return "invalid";
+}
+
+void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs& args) {
+  switch (id) {
+    case AlgorithmId::kDirectAllreduce: return directAllreduce(context, args);
+    case AlgorithmId::kSplitAllreduce: return splitAllreduce(context, args);
+    case AlgorithmId::kRingAllreduce: return ringAllreduce(context, args);
+    default: notFor("allreduce", id);
+  }
+}
+
+void runBroadcast(AlgorithmId id, AlgorithmContext& context, const BroadcastArgs& args) {
+  switch (id) {
+    case AlgorithmId::kDirectBroadcast: return directBroadcast(context, args);
+    case AlgorithmId::kChainBroadcast: return chainBroadcast(context, args);
+    default: notFor("broadcast", id);
+  }
+}
+
+void runAllgather(AlgorithmId id, AlgorithmContext& context, const AllgatherArgs& args) {
+  if (id != AlgorithmId::kDirectAllgather) notFor("allgather", id);
+  directAllgather(context, args);
+}
+
+void runBarrier(AlgorithmId id, AlgorithmContext& context) {
+  if (id != AlgorithmId::kRoundBarrier) notFor("barrier", id);
+  roundBarrier(context);
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,55 @@
+// Every host algorithm, one routine each, and the dispatch from an AlgorithmId to it.
+//
+// To add an algorithm: write it in its own file here with the signature of its collective
+// (`void name(AlgorithmContext&, const AllreduceArgs&)` for an all-reduce), add its id below and
+// its case in algorithms.cc, and teach the one selection function (src/algorithm_selection.cc)
+// when to choose it. Nothing else changes.
+#pragma once
+
+#include <cstddef>
+
+#include "algorithm_context.h"
+#include "ringsync/types.h"
+
+namespace ringsync::detail {
+
+struct AllreduceArgs {
+  const void* send;  // send == recv: in place
+  void* recv;
+  std::size_t count;
+  DataType type;
+  ReduceOp op;
+};
+
+struct BroadcastArgs {
+  void* buf;
+  std::size_t bytes;
+  int root;
+};
+
+struct AllgatherArgs {
+  const void* send;  // may be this rank's block of recv (in place)
+  void* recv;        // size · bytesPerRank
+  std::size_t bytesPerRank;
+};
+
+enum class AlgorithmId {
+  kDirectAllreduce,  // one round carries every rank's data; each rank reduces all (direct_allreduce.h)
+  kSplitAllreduce,   // reduce-scatter + all-gather through two shared-memory rounds (split_allreduce.h)
+  kRingAllreduce,    // segmented, pipelined ring over point-to-point (ring_allreduce.h)
+  kDirectBroadcast,  // the root's data in one round (direct_broadcast.h)
+  kChainBroadcast,   // pipelined chain from the root (chain_broadcast.h)
+  kDirectAllgather,  // every block to every peer (direct_allgather.h)
+  kRoundBarrier,     // one round: hearing from every peer is the barrier (round_barrier.h)
+};
+
+// "direct", "split", "ring", "chain" (what Placement and RINGSYNC_LOG=info report).
+const char* algorithmName(AlgorithmId id);
+
+// Runs algorithm `id`; InvalidArgument when it is not an algorithm of that collective.
+void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs& args);
+void runBroadcast(AlgorithmId id, AlgorithmContext& context, const BroadcastArgs& args);
+void runAllgather(AlgorithmId id, AlgorithmContext& context, const AllgatherArgs& args);
+void runBarrier(AlgorithmId id, AlgorithmContext& context);
+
+}  // namespace ringsync::detail

@@ -1,0 +1,11 @@
+// The barrier: one round with no payload. A rank leaves it only after hearing from every peer,
+// and the fingerprints come along for free.
+#pragma once
+
+#include "algorithms.h"
+
+namespace ringsync::detail {
+
+void roundBarrier(AlgorithmContext& context);
+
+}  // namespace ringsync::detail

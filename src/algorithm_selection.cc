@@ -1,0 +1,79 @@
+#include "algorithm_selection.h"
+
+#include <algorithm>
+
+#include "collectives/split_allreduce.h"
+
+namespace ringsync::detail {
+namespace {
+
+// The direct exchange is one message per peer and a reduction of n payloads: only worth it for few
+// ranks. Above this the ring carries small messages too.
+constexpr int kDirectMaxRanks = 16;
+
+// RINGSYNC_SMALL_BYTES, and at most kPointToPointSmallBytes when rounds are MPI point-to-point
+// (ranks on several nodes): there the ring overtakes the direct exchange much earlier than through
+// shared memory (options.h).
+std::size_t directLimit(const SelectionInputs& in) {
+  return in.sharedMemoryRounds ? in.options.smallBytes
+                               : std::min(in.options.smallBytes, Options::kPointToPointSmallBytes);
+}
+
+Selection chooseAllreduce(const SelectionInputs& in) {
+  const std::size_t bytes = in.count * in.elementBytes;
+  const bool directFits = bytes <= in.roundPayloadBytes;
+  // Split needs shared-memory rounds and every rank's first round (all chunks but its own) in a slot.
+  const bool splitFits = in.sharedMemoryRounds && in.size > 1 &&
+                         SplitChunks(in.count, in.size).largestGather() * in.elementBytes <= in.roundPayloadBytes;
+  switch (in.options.algorithm) {
+    case Algorithm::kRing: return {AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=ring"};
+    case Algorithm::kDirect:
+      return directFits ? Selection{AlgorithmId::kDirectAllreduce, "RINGSYNC_ALGO=direct"}
+                        : Selection{AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=direct, but the message exceeds a round"};
+    case Algorithm::kSplit:
+      return splitFits ? Selection{AlgorithmId::kSplitAllreduce, "RINGSYNC_ALGO=split"}
+                       : Selection{AlgorithmId::kRingAllreduce,
+                                   "RINGSYNC_ALGO=split, but split needs one node and a round that fits the message"};
+    case Algorithm::kAuto: break;
+  }
+  const bool directWanted = directFits && bytes <= directLimit(in);
+  if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))
+    return {AlgorithmId::kDirectAllreduce, "small message: one round (latency 1 alpha)"};
+  if (splitFits && bytes > Options::kSplitFromBytes)
+    return {AlgorithmId::kSplitAllreduce, "mid-sized message on one node: two shared-memory rounds"};
+  return {AlgorithmId::kRingAllreduce, "large message, or ranks on several nodes: the bandwidth-optimal ring"};
+}
+
+}  // namespace
+
+Selection chooseAlgorithm(const SelectionInputs& in) {
+  switch (in.kind) {
+    case CollectiveKind::kAllreduce: return chooseAllreduce(in);
+    case CollectiveKind::kBroadcast: {
+      const std::size_t bytes = in.count * in.elementBytes;
+      if (bytes <= in.roundPayloadBytes && bytes <= directLimit(in))
+        return {AlgorithmId::kDirectBroadcast, "small message: the root's data in one round"};
+      return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
+    }
+    case CollectiveKind::kAllgather: return {AlgorithmId::kDirectAllgather, "every block to every peer"};
+    case CollectiveKind::kBarrier: return {AlgorithmId::kRoundBarrier, "one round"};
+  }
+  return {AlgorithmId::kRoundBarrier, "unknown collective"};
+}
+
+RoundCapacity roundCapacity(int size, const Options& options) {
+  if (size > kDirectMaxRanks) return {};
+  // Shared-memory slots as large as a round may ever be (RINGSYNC_SMALL_BYTES only decides which
+  // calls take the direct round; split needs the room whatever it says). Across nodes only direct
+  // rounds carry data, up to the point-to-point limit unless direct is forced.
+  const std::size_t pointToPoint = options.algorithm == Algorithm::kDirect
+                                       ? Options::kMaxSmallBytes
+                                       : std::min(options.smallBytes, Options::kPointToPointSmallBytes);
+  auto perPeerCap = [size](std::size_t requested) {
+    if (size < 2) return requested;
+    return std::min(requested, Options::kDirectRoundBytes / static_cast<std::size_t>(size - 1));
+  };
+  return {perPeerCap(Options::kMaxSmallBytes), perPeerCap(pointToPoint)};
+}
+
+}  // namespace ringsync::detail

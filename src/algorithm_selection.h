@@ -1,0 +1,40 @@
+// The one place that decides which host algorithm a collective takes. Every input is here: the
+// collective, its bytes, the ranks and how they sit on nodes, how rounds travel, and the options.
+// Every rank reaches the same answer for the same call (the inputs are the call's own fields,
+// settings agreed at construction, and constants), so ranks never disagree about the algorithm.
+//
+// To add an algorithm: collectives/algorithms.h, and a rule here.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/algorithms.h"
+#include "collectives/call_header.h"
+#include "collectives/round_transport.h"
+#include "ringsync/options.h"
+
+namespace ringsync::detail {
+
+struct SelectionInputs {
+  CollectiveKind kind;
+  std::size_t count;         // elements
+  std::size_t elementBytes;  // 1 for broadcast (count is bytes there)
+  int size;                  // ranks
+  bool sharedMemoryRounds;   // every rank on this node: rounds go through shared memory
+  std::size_t roundPayloadBytes;  // the most a round may carry per rank (RoundTransport::maxPayloadBytes)
+  const Options& options;
+};
+
+struct Selection {
+  AlgorithmId algorithm;
+  const char* reason;  // why (for RINGSYNC_LOG=debug)
+};
+
+Selection chooseAlgorithm(const SelectionInputs& inputs);
+
+// What a round may carry per rank, by how it travels: the direct exchange reads (n-1) payloads
+// per rank, so past Options::kDirectRoundBytes in total the ring moves less; with more than
+// kDirectMaxRanks ranks rounds carry fingerprints only. Decided once, at construction.
+RoundCapacity roundCapacity(int size, const Options& options);
+
+}  // namespace ringsync::detail

@@ -9,7 +9,9 @@
 //                  (sleeps, so the CPU is free as it is while a GPU computes) as long as `fused`
 //                  takes; "exposed" is the time the caller then still waits in synchronize()
 // Every case is checked once (#wrong; the exit status is non-zero if any value is wrong), then all
-// are timed round-robin; each time is the slowest rank's, the median of --iters rounds after
+// are timed round-robin; --breakdown then prints, per averager case, where each bucket's time went
+// (GradientAverager::lastStepBuckets(): queued, pack, exchange, unpack; mean over the ranks, median
+// of --iters more steps); each time is the slowest rank's, the median of --iters rounds after
 // --warmup. Only rank 0 prints. Memory and streams come from the bench harness (perf_buffers.h).
 #include <CLI/CLI.hpp>
 
@@ -113,6 +115,7 @@ struct Settings {
   bool compress = false;
   double backwardMs = 0;  // 0: as long as `fused` takes
   bool listShapes = false;
+  bool breakdown = false;
   std::size_t scaleDown = 1;  // divide every tensor's size by this (the latency-bound regime)
   std::string device = "cpu";  // where the gradients live: cpu | gpu
 };
@@ -132,6 +135,7 @@ struct Case {
   std::function<void()> step;
   std::function<std::size_t()> countWrong;
   std::function<double()> exposed;  // seconds the caller waited in synchronize(), if it applies
+  GradientAverager* averager = nullptr;  // the averager cases' own, for --breakdown
 };
 
 double timeOnce(const std::function<void()>& step) {
@@ -271,11 +275,56 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
                      calibration.samples.push_back(slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
                      calibration.seconds = median(calibration.samples);
                    },
-                   countWrong, {}});
+                   countWrong, {}, &fused});
   row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
   row.buckets = overlapped.bucketCount();
   cases.push_back({row, prepare, [&overlapped, &calibration, markAll] { markAll(overlapped, calibration.seconds); },
-                   countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; }});
+                   countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; }, &overlapped});
+}
+
+// --- where the time goes (--breakdown) -------------------------------------------------------------
+// Per bucket: each phase's time averaged over the ranks (so that the phases of a step add up to at
+// most its time), the median over --iters steps.
+void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
+  const std::size_t buckets = c.averager->bucketCount();
+  const int phases = 4;  // queued, pack, exchange, unpack
+  std::vector<std::vector<double>> samples(buckets * phases);
+  std::vector<BucketTiming> last;
+  std::vector<double> stepTimes;
+  for (int k = 0; k < s.iters; ++k) {
+    stepTimes.push_back(timeOnce(c.step));
+    last = c.averager->lastStepBuckets();
+    std::vector<double> mine(buckets * phases), summed(buckets * phases);
+    for (std::size_t b = 0; b < buckets; ++b) {
+      mine[b * phases + 0] = last[b].queuedSeconds;
+      mine[b * phases + 1] = last[b].packSeconds;
+      mine[b * phases + 2] = last[b].exchangeSeconds;
+      mine[b * phases + 3] = last[b].unpackSeconds;
+    }
+    MPI_Allreduce(mine.data(), summed.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < mine.size(); ++i) samples[i].push_back(summed[i] / ranks);
+  }
+  if (last.empty() || !print) return;
+  const double busFactor = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
+  std::printf("#\n# breakdown: %s, bucket %s first %s (ms; mean over the ranks, median of %d steps)\n", c.row.mode.c_str(),
+              c.row.bucket.c_str(), c.row.first.c_str(), s.iters);
+  std::printf("# %6s %10s %5s %-10s %9s %8s %9s %8s %10s\n", "bucket", "bytes", "grads", "path", "queued", "pack",
+              "exchange", "unpack", "busbw(GB/s)");
+  double sums[phases] = {0, 0, 0, 0};
+  for (std::size_t b = 0; b < buckets; ++b) {
+    double phase[phases];
+    for (int p = 0; p < phases; ++p) {
+      phase[p] = median(samples[b * phases + p]);
+      sums[p] += phase[p];
+    }
+    const double busbw = phase[2] > 0 ? static_cast<double>(last[b].bytes) / phase[2] / 1e9 * busFactor : 0;
+    std::printf("  %6zu %10zu %5zu %-10s %9.3f %8.3f %9.3f %8.3f %10.2f\n", b, last[b].bytes, last[b].gradients,
+                last[b].path, phase[0] * 1e3, phase[1] * 1e3, phase[2] * 1e3, phase[3] * 1e3, busbw);
+  }
+  std::printf("# total: step %.3f ms = pack %.3f + exchange %.3f + unpack %.3f + the rest %.3f (waiting for backward, "
+              "the caller's thread; the step is the slowest rank's)\n",
+              median(stepTimes) * 1e3, sums[1] * 1e3, sums[2] * 1e3, sums[3] * 1e3,
+              (median(stepTimes) - sums[1] - sums[2] - sums[3]) * 1e3);
 }
 
 std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads, bench::PerfStream& stream) {
@@ -286,6 +335,9 @@ std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads,
   for (double bucket : s.bucketMiB)
     for (double first : s.firstBucketMiB) addFusedPair(s, b, cases, bucket, first);
   measureAll(s, cases, b.warmingUp);
+  if (s.breakdown)
+    for (const Case& c : cases)
+      if (c.averager != nullptr) printBreakdown(s, c, comm.size(), comm.rank() == 0);
   std::vector<Row> rows;
   for (const Case& c : cases) rows.push_back(c.row);
   return rows;
@@ -353,6 +405,7 @@ int main(int argc, char** argv) {
   app.add_option("--backward-ms", s.backwardMs, "simulated backward duration (default: the fused time)");
   app.add_option("--scale-down", s.scaleDown, "divide every tensor's size by this")->check(CLI::PositiveNumber);
   app.add_flag("--list-shapes", s.listShapes, "print the model's tensors and exit");
+  app.add_flag("--breakdown", s.breakdown, "per bucket of every averager case: queued, pack, exchange, unpack");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<bench::Tensor> model = bench::resnet50();

@@ -33,6 +33,9 @@ const char* algorithmName(AlgorithmId id) {
 }
 
 void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs& args) {
+  if (args.scattered != nullptr && id != AlgorithmId::kSplitAllreduce)
+    throw InvalidArgument(std::string("allreduce: the ") + algorithmName(id) +
+                          " algorithm takes one contiguous buffer, not a scattered one");
   switch (id) {
     case AlgorithmId::kDirectAllreduce: return directAllreduce(context, args);
     case AlgorithmId::kSplitAllreduce: return splitAllreduce(context, args);

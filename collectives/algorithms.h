@@ -13,12 +13,17 @@
 
 namespace ringsync::detail {
 
+class ScatteredBuffer;
+
 struct AllreduceArgs {
   const void* send;  // send == recv: in place
   void* recv;
   std::size_t count;
   DataType type;
   ReduceOp op;
+  // Set instead of send/recv: in place over these spans (scattered_buffer.h). Only the split
+  // all-reduce takes it; the core packs the spans for any other algorithm.
+  const ScatteredBuffer* scattered = nullptr;
 };
 
 struct BroadcastArgs {

@@ -23,6 +23,7 @@
 #include "call_check.h"
 #include "collectives/algorithms.h"
 #include "collectives/round_transport.h"
+#include "collectives/scattered_buffer.h"
 #include "collectives/scratch_buffer.h"
 #include "device_path.h"
 #include "logging.h"
@@ -43,6 +44,11 @@ class Communicator::Impl {
   void broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
   void allgather(const void* send, void* recv, std::size_t count, DataType type);
   void barrier();
+  // In place over host memory stored as spans: the GradientAverager's buckets (core_access.h). It
+  // checked and agreed on its gradients at construction, so nothing is re-checked or classified
+  // here. The split all-reduce reduces the spans where they lie (returns true); any other
+  // algorithm gets them packed into one buffer and unpacked after (returns false).
+  bool allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op);
 
   // Raises AbortedError once a call has failed in a way that leaves peers out of step.
   void ensureUsable() const;
@@ -102,6 +108,7 @@ class Communicator::Impl {
   std::string abortReason_;
   detail::RingConfig ring_{};
   detail::ScratchBuffer ringScratch_;
+  detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one
   std::unique_ptr<detail::RoundTransport> rounds_;
   std::unique_ptr<detail::DevicePath> device_;
   detail::Route lastRoute_ = detail::Route::kHostRing;

@@ -85,6 +85,38 @@ void Communicator::Impl::allreduce(const void* send, void* recv, std::size_t cou
   });
 }
 
+bool Communicator::Impl::allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op) {
+  ensureUsable();
+  const std::size_t count = buffer.count();
+  const CallHeader header =
+      nextHeader(CollectiveKind::kAllreduce, count, static_cast<int>(type), static_cast<int>(op), -1, MemoryKind::kHost);
+  detail::Deadline deadline = deadlineFor(header);
+  bool inPlace = false;
+  guarded([&] {
+    CallHeader checked = header;
+    if (options_.checkFinite)
+      buffer.forEach(0, count, [&](const std::byte* data, std::size_t, std::size_t length) {
+        if (detail::containsNonFinite(data, length, type)) checked.flags |= detail::kFlagNonFiniteInput;
+      });
+    const detail::Selection selection = select(CollectiveKind::kAllreduce, count, dataTypeSize(type));
+    detail::AlgorithmContext ctx = context(checked, deadline);
+    inPlace = selection.algorithm == detail::AlgorithmId::kSplitAllreduce;
+    if (inPlace) {
+      detail::AllreduceArgs args{nullptr, nullptr, count, type, op};
+      args.scattered = &buffer;
+      detail::runAllreduce(selection.algorithm, ctx, args);
+    } else {
+      packScratch_.reserve(count * dataTypeSize(type));
+      void* packed = packScratch_.data();
+      buffer.gather(packed);
+      detail::runAllreduce(selection.algorithm, ctx, {packed, packed, count, type, op});
+      buffer.scatter(packed);
+    }
+    notePlacement(checked, Route::kHostRing, detail::algorithmName(selection.algorithm), selection.reason);
+  });
+  return inPlace;
+}
+
 void Communicator::Impl::broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) {
   const MemoryKind memory = memoryOf("broadcast", buf, buf);
   const CallHeader header = nextHeader(CollectiveKind::kBroadcast, count, static_cast<int>(type), -1, root, memory);

@@ -29,6 +29,10 @@ struct CUstream_st;
 
 namespace ringsync {
 
+namespace detail {
+class CoreAccess;
+}
+
 // Where the last collective ran (what RINGSYNC_LOG=info prints, like log_device_placement).
 struct Placement {
   std::string backend;    // "host-ring", "nccl", "staged"
@@ -86,6 +90,7 @@ class Communicator {
   class Impl;  // opaque; the core, defined in src/communicator_impl.h
 
  private:
+  friend class detail::CoreAccess;  // the library's own layers above the core (src/core_access.h)
   explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -61,6 +61,22 @@ struct GradientAveragerStats {
   double totalSynchronizeSeconds = 0; // ... summed over all steps
 };
 
+// Where one bucket's time went in the last step (GradientAverager::lastStepBuckets()), to find what
+// limits the averager (fusion_perf --breakdown). Host clocks: for device buckets the times are
+// those of enqueueing the work, not of the work.
+struct BucketTiming {
+  std::size_t bytes = 0;
+  std::size_t gradients = 0;
+  // "in place" (the members lie back to back), "scattered" (reduced where the gradients lie, no
+  // copy), "packed" (copied into one buffer and back), "fp16" (packed as float16), "device".
+  const char* path = "";
+  double queuedSeconds = 0;    // from the bucket being complete (with overlap: its last markReady;
+                               // without: synchronize() starting) to the start of its exchange
+  double packSeconds = 0;
+  double exchangeSeconds = 0;  // the all-reduce ("scattered": reading and writing the gradients too)
+  double unpackSeconds = 0;
+};
+
 class GradientAverager {
  public:
   // Collective over `comm`'s ranks: duplicates the communicator, so the averager's traffic never
@@ -92,6 +108,8 @@ class GradientAverager {
   std::vector<std::size_t> bucketAssignment() const;
   bool overlapping() const;  // true when buckets start during backward
   GradientAveragerStats stats() const;
+  // One entry per bucket, in launch order, for the last completed synchronize().
+  std::vector<BucketTiming> lastStepBuckets() const;
 
   struct Impl;
 

@@ -1,7 +1,5 @@
 #include "fusion_pack.h"
 
-#include <cstring>
-
 #include "collectives/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -11,10 +9,6 @@
 
 namespace ringsync::detail {
 namespace {
-
-std::byte* gradientBytes(const std::vector<GradientSpec>& gradients, const BucketMember& member) {
-  return static_cast<std::byte*>(gradients[member.gradient].data);
-}
 
 #ifdef RINGSYNC_HAVE_F16C_PATH
 // The scalar conversions in half.h are exact but branchy (~1 ns per element); F16C converts 8
@@ -56,22 +50,6 @@ void convertFloat16ToFloat32(const std::uint16_t* in, float* out, std::size_t co
   if (haveF16c()) return fromHalfF16c(in, out, count);
 #endif
   for (std::size_t i = 0; i < count; ++i) out[i] = float16ToFloat(in[i]);
-}
-
-void packBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, void* fused) {
-  const std::size_t elementBytes = dataTypeSize(bucket.type);
-  auto* out = static_cast<std::byte*>(fused);
-  for (const BucketMember& member : bucket.members)
-    if (member.count > 0)
-      std::memcpy(out + member.offset * elementBytes, gradientBytes(gradients, member), member.count * elementBytes);
-}
-
-void unpackBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, const void* fused) {
-  const std::size_t elementBytes = dataTypeSize(bucket.type);
-  const auto* in = static_cast<const std::byte*>(fused);
-  for (const BucketMember& member : bucket.members)
-    if (member.count > 0)
-      std::memcpy(gradientBytes(gradients, member), in + member.offset * elementBytes, member.count * elementBytes);
 }
 
 void packBucketAsFloat16(const Bucket& bucket, const std::vector<GradientSpec>& gradients, std::uint16_t* fused) {

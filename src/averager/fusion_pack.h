@@ -1,7 +1,6 @@
-// Host pack/unpack between a bucket's gradients and its fused buffer, one pass each way: the
-// averaging itself happens inside the all-reduce (ReduceOp::kAvg divides once, on the chunk a rank
-// owns, fused into the ring's last reduce-scatter step), so packing is a plain copy. With fp16
-// wire compression the conversion float32 <-> float16 is that same single pass.
+// float32 gradients sent as float16 (GradientAveragerOptions::compressFp16): the conversion is the
+// pack into the bucket's wire buffer, one pass each way. (Buckets of any other kind are never
+// packed by the averager: the core reduces them where they lie, or packs them itself.)
 #pragma once
 
 #include <cstddef>
@@ -10,11 +9,6 @@
 #include "bucket_plan.h"
 
 namespace ringsync::detail {
-
-// fused[member.offset ...] = gradient, for every member of `bucket` (elements of bucket.type).
-void packBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, void* fused);
-// gradient = fused[member.offset ...], for every member.
-void unpackBucket(const Bucket& bucket, const std::vector<GradientSpec>& gradients, const void* fused);
 
 // float32 bucket -> float16 fused buffer (round to nearest even) and back. bucket.type must be
 // kFloat32; `fused` holds bucket.count float16 values.

@@ -21,5 +21,6 @@ std::size_t GradientAverager::bucketCount() const { return impl_->buckets_.size(
 std::vector<std::size_t> GradientAverager::bucketAssignment() const { return impl_->bucketOf_; }
 bool GradientAverager::overlapping() const { return impl_->overlap_; }
 GradientAveragerStats GradientAverager::stats() const { return impl_->stats_; }
+std::vector<BucketTiming> GradientAverager::lastStepBuckets() const { return impl_->lastStep_; }
 
 }  // namespace ringsync

@@ -1,14 +1,25 @@
-// The host runner: a bucket whose members lie back to back is all-reduced in place; otherwise it
-// is packed into one persistent fused buffer, all-reduced there and unpacked, one pass each way.
+// The host runner. A bucket whose members lie back to back is all-reduced in place. Any other
+// bucket is handed to the core as a ScatteredBuffer over its gradients: the split all-reduce (one
+// node, buckets up to a shared-memory slot) reduces them where they lie, so a bucket costs what an
+// all-reduce of its bytes costs, with no pack or unpack pass; for other algorithms (the ring across
+// nodes, buckets beyond a slot) the core packs.
+// With fp16 on the wire the conversion is the pack, into one persistent fused buffer.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
-#include "fusion_pack.h"
+#include "collectives/scattered_buffer.h"
 #include "collectives/scratch_buffer.h"
+#include "fusion_pack.h"
 #include "gradient_averager_runner.h"
+#include "src/core_access.h"
 
 namespace ringsync::detail {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 bool sentAsFloat16(const Bucket& bucket, bool compressFp16) {
   return compressFp16 && bucket.type == DataType::kFloat32;
@@ -18,38 +29,54 @@ class HostRunner final : public BucketRunner {
  public:
   explicit HostRunner(const RunnerContext& context) : context_(context) {
     std::size_t fusedBytes = 0;
-    for (const Bucket& bucket : *context_.buckets) {
+    const std::vector<Bucket>& buckets = *context_.buckets;
+    scattered_.resize(buckets.size());
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const Bucket& bucket = buckets[b];
       if (bucket.onDevice) continue;
-      if (sentAsFloat16(bucket, context_.compressFp16))
+      if (sentAsFloat16(bucket, context_.compressFp16)) {
         fusedBytes = std::max(fusedBytes, bucket.count * sizeof(std::uint16_t));
-      else if (bucket.contiguousData == nullptr)
-        fusedBytes = std::max(fusedBytes, bucket.bytes());
+      } else if (bucket.contiguousData == nullptr) {
+        std::vector<Span> spans;
+        for (const BucketMember& member : bucket.members)
+          spans.push_back({(*context_.gradients)[member.gradient].data, member.count});
+        scattered_[b] = std::make_unique<ScatteredBuffer>(spans, dataTypeSize(bucket.type));
+      }
     }
     // Allocated and touched once: a per-step temporary would pay first-touch faults every step.
     if (fusedBytes > 0) fused_.reserve(fusedBytes);
   }
 
-  void run(std::size_t index, Communicator& comm) override {
+  void run(std::size_t index, Communicator& comm, BucketTiming& timing) override {
     const Bucket& bucket = (*context_.buckets)[index];
-    const std::vector<GradientSpec>& gradients = *context_.gradients;
     if (bucket.count == 0) return;  // only empty tensors: nothing to send (every rank agrees)
+    auto start = Clock::now();
     if (sentAsFloat16(bucket, context_.compressFp16)) {
+      timing.path = "fp16";
       auto* wire = reinterpret_cast<std::uint16_t*>(fused_.data());
-      packBucketAsFloat16(bucket, gradients, wire);
+      packBucketAsFloat16(bucket, *context_.gradients, wire);
+      timing.packSeconds = secondsSince(start);
+      start = Clock::now();
       comm.allreduce(wire, wire, bucket.count, DataType::kFloat16, context_.op);
-      unpackBucketFromFloat16(bucket, gradients, wire);
+      timing.exchangeSeconds = secondsSince(start);
+      start = Clock::now();
+      unpackBucketFromFloat16(bucket, *context_.gradients, wire);
+      timing.unpackSeconds = secondsSince(start);
     } else if (bucket.contiguousData != nullptr) {
+      timing.path = "in place";
       comm.allreduce(bucket.contiguousData, bucket.contiguousData, bucket.count, bucket.type, context_.op);
+      timing.exchangeSeconds = secondsSince(start);
     } else {
-      packBucket(bucket, gradients, fused_.data());
-      comm.allreduce(fused_.data(), fused_.data(), bucket.count, bucket.type, context_.op);
-      unpackBucket(bucket, gradients, fused_.data());
+      const bool inPlace = CoreAccess::of(comm).allreduceScattered(*scattered_[index], bucket.type, context_.op);
+      timing.path = inPlace ? "scattered" : "packed";
+      timing.exchangeSeconds = secondsSince(start);
     }
   }
 
  private:
   RunnerContext context_;
-  ScratchBuffer fused_;
+  std::vector<std::unique_ptr<ScatteredBuffer>> scattered_;  // per bucket that is neither in place nor fp16
+  ScratchBuffer fused_;                                       // fp16 buckets' wire buffer
 };
 
 }  // namespace

@@ -60,6 +60,8 @@ GradientAverager::Impl::Impl(const Communicator& comm, std::vector<GradientBuffe
   overlap_ = options.overlap && overlapPossible(comm_, logger_);
   marked_.assign(gradients_.size(), false);
   pending_ = bucketMembers_;
+  readyAt_.resize(buckets_.size());
+  timings_.resize(buckets_.size());
   stats_.buckets = buckets_.size();
   if (comm_.rank() == 0 && logger_.enabled(LogLevel::kInfo))
     logger_.info(describePlan(buckets_, settings_, gradients_.size(), overlap_));
@@ -125,6 +127,7 @@ void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     complete = --pending_[bucket] == 0;
+    if (complete) readyAt_[bucket] = std::chrono::steady_clock::now();
   }
   if (complete) workReady_.notify_one();
 }
@@ -176,6 +179,7 @@ void GradientAverager::Impl::finishStep(std::exception_ptr error, double seconds
     error_ = nullptr;
   }
   ++stats_.steps;
+  lastStep_ = timings_;
   stats_.lastSynchronizeSeconds = seconds;
   stats_.totalSynchronizeSeconds += seconds;
   if (!error) return;

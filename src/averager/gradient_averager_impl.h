@@ -6,6 +6,7 @@
 // threads share the step counters below under mutex_. Without overlap there is no second thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -43,7 +44,7 @@ struct GradientAverager::Impl {
 
   // Progress thread.
   void progressLoop() noexcept;
-  void runBucket(std::size_t bucket);
+  void runBucket(std::size_t bucket);  // either thread, one at a time; notes its timing
 
   Communicator comm_;  // the averager's own duplicate
   detail::Logger logger_;
@@ -64,6 +65,8 @@ struct GradientAverager::Impl {
   std::vector<bool> marked_;
   std::size_t markedCount_ = 0;
   GradientAveragerStats stats_;
+  std::vector<BucketTiming> timings_;  // this step's, filled as buckets run
+  std::vector<BucketTiming> lastStep_; // the last completed step's (lastStepBuckets())
 
   // Shared with the progress thread.
   std::mutex mutex_;
@@ -71,6 +74,7 @@ struct GradientAverager::Impl {
   std::condition_variable stepDone_;   // next_ reached the bucket count
   std::vector<std::size_t> pending_;   // members of each bucket not yet marked this step
   std::size_t next_ = 0;               // next bucket to launch this step
+  std::vector<std::chrono::steady_clock::time_point> readyAt_;  // when each bucket became complete
   std::exception_ptr error_;           // first failure this step; later buckets are skipped
   bool stop_ = false;
   std::thread thread_;

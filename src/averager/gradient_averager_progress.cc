@@ -9,10 +9,15 @@ namespace ringsync {
 
 void GradientAverager::Impl::runBucket(std::size_t bucket) {
   detail::BucketRunner& runner = buckets_[bucket].onDevice ? *deviceRunner_ : *hostRunner_;
-  runner.run(bucket, comm_);
+  BucketTiming& timing = timings_[bucket];
+  timing = BucketTiming{buckets_[bucket].bytes(), buckets_[bucket].members.size()};
+  timing.path = buckets_[bucket].onDevice ? "device" : "";
+  timing.queuedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - readyAt_[bucket]).count();
+  runner.run(bucket, comm_, timing);
 }
 
 std::exception_ptr GradientAverager::Impl::runAllBuckets() {
+  readyAt_.assign(buckets_.size(), std::chrono::steady_clock::now());
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     try {
       runBucket(b);

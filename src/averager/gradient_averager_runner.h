@@ -10,6 +10,7 @@
 
 #include "bucket_plan.h"
 #include "ringsync/communicator.h"
+#include "ringsync/gradient_averager.h"
 
 struct CUstream_st;
 
@@ -27,8 +28,9 @@ class BucketRunner {
   virtual ~BucketRunner() = default;
   // Gradient `gradient` was produced on `stream` (device runner only; called by markReady).
   virtual void noteReady(std::size_t /*gradient*/, CUstream_st* /*stream*/) {}
-  // All-reduces bucket `bucket` through `comm`. The device runner only enqueues the work.
-  virtual void run(std::size_t bucket, Communicator& comm) = 0;
+  // All-reduces bucket `bucket` through `comm`, noting where the time went in `timing` (path, pack,
+  // exchange, unpack). The device runner only enqueues the work.
+  virtual void run(std::size_t bucket, Communicator& comm, BucketTiming& timing) = 0;
   // Waits until every bucket run this step has landed in the gradients.
   virtual void finishStep() {}
 };

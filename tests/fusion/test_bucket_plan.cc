@@ -10,6 +10,7 @@
 #include "src/averager/bucket_plan.h"
 #include "src/averager/fusion_pack.h"
 #include "collectives/half.h"
+#include "collectives/scattered_buffer.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -131,18 +132,22 @@ TEST_CASE("bucket plan: members back to back in index order are all-reduced in p
   CHECK(planBuckets(gap.specs, kLimits)[0].contiguousData == nullptr);
 }
 
-TEST_CASE("fusion pack: one pass in, one pass out, offsets by ascending index", "[fusion][pack]") {
+TEST_CASE("fusion pack: a bucket as one array, offsets by ascending index; fp16 one pass each way", "[fusion][pack]") {
   Arena arena({3, 0, 4, 2});
   for (std::size_t g = 0; g < 4; ++g)
     for (std::size_t i = 0; i < arena.specs[g].count; ++i)
       static_cast<float*>(arena.specs[g].data)[i] = static_cast<float>(10 * g + i);
   const auto buckets = planBuckets(arena.specs, kLimits);
   REQUIRE(buckets.size() == 1);
+  // The spans the host runner hands to the core, in member order.
+  std::vector<Span> spans;
+  for (const BucketMember& member : buckets[0].members) spans.push_back({arena.specs[member.gradient].data, member.count});
+  const ScatteredBuffer scattered(spans, sizeof(float));
   std::vector<float> fused(buckets[0].count, -1.0f);
-  packBucket(buckets[0], arena.specs, fused.data());
+  scattered.gather(fused.data());
   CHECK(fused == std::vector<float>{0, 1, 2, 20, 21, 22, 23, 30, 31});
   for (float& v : fused) v *= 2;
-  unpackBucket(buckets[0], arena.specs, fused.data());
+  scattered.scatter(fused.data());
   CHECK(static_cast<float*>(arena.specs[2].data)[3] == 46.0f);
   CHECK(static_cast<float*>(arena.specs[3].data)[1] == 62.0f);
   CHECK(static_cast<float*>(arena.specs[0].data)[0] == 0.0f);

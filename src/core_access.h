@@ -1,0 +1,14 @@
+// How the library's own layers above the core (the GradientAverager) reach a Communicator's core
+// for the entry points that are not public API (Communicator::Impl::allreduceScattered).
+#pragma once
+
+#include "communicator_impl.h"
+
+namespace ringsync::detail {
+
+class CoreAccess {
+ public:
+  static Communicator::Impl& of(Communicator& comm) { return *comm.impl_; }
+};
+
+}  // namespace ringsync::detail

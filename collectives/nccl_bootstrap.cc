@@ -3,10 +3,8 @@
 // cannot init would leave the others blocked inside ncclCommInitRank, and ranks that disagree about
 // NCCL would send one collective through NCCL and the other through the host ring.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "collectives/mpi_check.h"
@@ -57,20 +55,17 @@ ProbeRecord probeLocal(const NcclBootstrapInputs& in) {
 // (`keepAlive`), as MPI may still write into them.
 template <typename Buffers>
 void waitFor(MPI_Request& request, const NcclBootstrapInputs& in, const char* what, std::unique_ptr<Buffers>& keepAlive) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  for (unsigned round = 0;; ++round) {
+  const std::string waitingFor = std::string("the other ranks in the NCCL bootstrap (") + what +
+                                 "; every rank must pass device buffers to the same collective)";
+  for (;;) {
     int done = 0;
     RINGSYNC_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
-    if (round > 2000) std::this_thread::sleep_for(std::chrono::microseconds(50));
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (in.timeoutSeconds > 0 && elapsed > in.timeoutSeconds) {
+    try {
+      in.deadline->idleWaitingFor(waitingFor.c_str());
+    } catch (const TimeoutError&) {
       keepAlive.release();
-      throw TimeoutError(std::string("NCCL bootstrap (") + what + ") timed out after " +
-                         std::to_string(in.timeoutSeconds) +
-                         " s waiting for the other ranks (RINGSYNC_TIMEOUT_SECONDS): every rank must pass device "
-                         "buffers to the same collective");
+      throw;
     }
   }
 }
@@ -161,7 +156,7 @@ std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& in, s
     if (whyNot) *whyNot = why;
     return nullptr;
   }
-  return std::make_unique<NcclCommunicator>(comm, in.device, in.timeoutSeconds);
+  return std::make_unique<NcclCommunicator>(comm, in.device);
 }
 
 }  // namespace ringsync::detail

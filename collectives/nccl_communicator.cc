@@ -1,8 +1,6 @@
 #include "nccl_communicator.h"
 
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include "cuda/cuda_check.h"
 #include "cuda/elementwise_kernels.h"
@@ -38,8 +36,7 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
   throw InvalidArgument("NCCL: op=" + std::to_string(static_cast<int>(op)) + " is not a ReduceOp");
 }
 
-NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds)
-    : comm_(comm), device_(device), timeoutSeconds_(timeoutSeconds) {}
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {}
 
 NcclCommunicator::~NcclCommunicator() {
   if (comm_) ncclCommDestroy(comm_);
@@ -62,24 +59,18 @@ void NcclCommunicator::ensureHealthy(const char* call) const {
 // Waits for the legacy default stream without blocking in cudaStreamSynchronize: a peer that died
 // leaves NCCL's kernel spinning forever, and only polling (plus ncclCommAbort by the caller's
 // abort-on-failure rule) gets the process out of it.
-void NcclCommunicator::finish(const char* call, cudaStream_t stream) const {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  for (unsigned round = 0;; ++round) {
+void NcclCommunicator::finish(const char* call, cudaStream_t stream, Deadline& deadline) const {
+  for (;;) {
     const cudaError_t state = cudaStreamQuery(stream);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) RINGSYNC_CHECK_CUDA(state);
     ensureHealthy(call);
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (timeoutSeconds_ > 0 && elapsed > timeoutSeconds_)
-      throw TimeoutError(std::string(call) + ": NCCL did not complete within " + std::to_string(timeoutSeconds_) +
-                         " s (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
-    if (round > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    deadline.idleWaitingFor("NCCL's kernel on the default stream (a peer that stopped leaves it spinning)");
   }
 }
 
 void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, Deadline& deadline) {
   ensureHealthy("allreduce");
   if (count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
   RINGSYNC_CHECK_NCCL(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream));
@@ -91,14 +82,15 @@ void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count
     RINGSYNC_CHECK_NCCL(ncclCommCount(comm_, &ranks));
     if (ranks > 1) cuda::divide(recv, recv, count, type, ranks, stream);
   }
-  if (stream == nullptr) finish("allreduce", stream);
+  if (stream == nullptr) finish("allreduce", stream, deadline);
 }
 
-void NcclCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream) {
+void NcclCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream,
+                                 Deadline& deadline) {
   ensureHealthy("broadcast");
   if (count == 0) return;
   RINGSYNC_CHECK_NCCL(ncclBroadcast(buf, buf, count, ncclTypeOf(type), root, comm_, stream));
-  if (stream == nullptr) finish("broadcast", stream);
+  if (stream == nullptr) finish("broadcast", stream, deadline);
 }
 
 }  // namespace ringsync::detail

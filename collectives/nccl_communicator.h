@@ -12,6 +12,7 @@
 #include <nccl.h>
 
 #include "ringsync/types.h"
+#include "transport.h"
 
 namespace ringsync::detail {
 
@@ -21,17 +22,19 @@ ncclRedOp_t ncclOpOf(ReduceOp op);  // kAvg is ncclSum: the division follows, on
 class NcclCommunicator {
  public:
   // Owns `comm` (created by bootstrapNccl on `device`).
-  NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds);
+  NcclCommunicator(ncclComm_t comm, int device);
   ~NcclCommunicator();  // ncclCommDestroy, unless aborted; never throws
 
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
   // Enqueued on `stream`. With stream == nullptr the call runs on the legacy default stream and
-  // returns once it completed, polling so that a stuck peer turns into a TimeoutError after
-  // `timeoutSeconds` instead of a hang. BackendError carries NCCL's own text.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, cudaStream_t stream);
-  void broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream);
+  // returns once it completed, polling under the call's `deadline` (the one its fingerprint round
+  // used), so that a stuck peer turns into a TimeoutError instead of a hang. BackendError carries
+  // NCCL's own text.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, cudaStream_t stream,
+                 Deadline& deadline);
+  void broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream, Deadline& deadline);
 
   // ncclCommAbort: nothing waits on this communicator any more. Later calls raise BackendError.
   void abort() noexcept;
@@ -40,11 +43,10 @@ class NcclCommunicator {
 
  private:
   void ensureHealthy(const char* call) const;  // raises on an earlier abort or an async NCCL error
-  void finish(const char* call, cudaStream_t stream) const;
+  void finish(const char* call, cudaStream_t stream, Deadline& deadline) const;
 
   ncclComm_t comm_;
   int device_;
-  double timeoutSeconds_;
 };
 
 struct NcclBootstrapInputs {
@@ -53,7 +55,7 @@ struct NcclBootstrapInputs {
   int size;
   int device;             // CUDA device for this rank, -1 when it has none
   std::string deviceWhy;  // why device is -1 (for the message every rank reports)
-  double timeoutSeconds;  // for the MPI exchanges (0: wait forever)
+  Deadline* deadline;     // the first device call's: every MPI exchange waits under it
 };
 
 // Collective over inputs.comm. Either every rank gets a communicator, or every rank gets nullptr

@@ -39,17 +39,19 @@ void Deadline::backOff() {
   }
 }
 
-void Deadline::checkClock(const std::vector<int>& peers) {
+void Deadline::checkClock(const std::vector<int>& peers) { checkClockFor("rank(s) " + joinPeers(peers)); }
+
+void Deadline::checkClockFor(const std::string& waitingFor) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (!warned_ && stallWarnSeconds_ > 0 && elapsed >= stallWarnSeconds_) {
     warned_ = true;
     if (warn_)
       warn_(describeCall(call_) + " has been waiting " + std::to_string(static_cast<int>(elapsed)) +
-            " s for rank(s) " + joinPeers(peers));
+            " s for " + waitingFor);
   }
   if (timeoutSeconds_ > 0 && elapsed >= timeoutSeconds_) {
     throw TimeoutError(describeCall(call_) + " timed out after " + std::to_string(timeoutSeconds_) +
-                       " s waiting for rank(s) " + joinPeers(peers) +
+                       " s waiting for " + waitingFor +
                        " (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
   }
 }

@@ -36,6 +36,12 @@ class Deadline {
     backOff();
     if (++idleRounds_ % kClockEvery == 0) checkClock(pendingPeers());
   }
+  // The same for a wait on something other than peers (a GPU stream, an MPI collective in the NCCL
+  // bootstrap): `waitingFor` names it in the warning and the TimeoutError.
+  void idleWaitingFor(const char* waitingFor) {
+    backOff();
+    if (++idleRounds_ % kClockEvery == 0) checkClockFor(waitingFor);
+  }
   void progressed() { idleRounds_ = 0; }
   const CallHeader& call() const { return call_; }
 
@@ -43,6 +49,7 @@ class Deadline {
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
   void backOff();
   void checkClock(const std::vector<int>& peers);
+  void checkClockFor(const std::string& waitingFor);
 
   CallHeader call_;
   std::chrono::steady_clock::time_point start_;

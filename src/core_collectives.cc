@@ -57,7 +57,7 @@ Route Communicator::Impl::deviceRoute(const char* call, const CallHeader& header
   if (!device_->ncclDecided()) {
     agree(header, deadline);
     *agreed = true;
-    device_->decideNccl();
+    device_->decideNccl(deadline);
   }
   detail::RouteInputs in{call, MemoryKind::kDevice, MemoryKind::kDevice, options_.backend, false, {}};
   in.ncclUsable = device_->ncclUsable(&in.ncclUnusableWhy);
@@ -75,7 +75,7 @@ void Communicator::Impl::allreduce(const void* send, void* recv, std::size_t cou
     bool agreed = false;
     if (deviceRoute("allreduce", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
-      device_->ncclAllreduce(send, recv, count, type, op, stream);
+      device_->ncclAllreduce(send, recv, count, type, op, stream, deadline);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }
@@ -127,7 +127,7 @@ void Communicator::Impl::broadcast(void* buf, std::size_t count, DataType type, 
     bool agreed = false;
     if (deviceRoute("broadcast", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
-      device_->ncclBroadcast(buf, count, type, root, stream);
+      device_->ncclBroadcast(buf, count, type, root, stream, deadline);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }

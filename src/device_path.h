@@ -12,6 +12,7 @@
 #include "backend_selection.h"
 #include "collectives/call_header.h"
 #include "collectives/staging_memory.h"
+#include "collectives/transport.h"
 #include "logging.h"
 #include "ringsync/options.h"
 #include "ringsync/types.h"
@@ -34,13 +35,16 @@ class DevicePath {
   // it on every rank alike) and the core calls it only after the ranks agreed on the call.
   // With RINGSYNC_BACKEND=staged or ring nothing is to be decided (and NCCL is never touched).
   virtual bool ncclDecided() const = 0;
-  virtual void decideNccl() = 0;
+  // Waits under the deadline of the call that decides it (one deadline per call, whatever it waits on).
+  virtual void decideNccl(Deadline& deadline) = 0;
   virtual bool ncclUsable(std::string* whyNot) const = 0;
 
-  // NCCL: enqueued on `stream` (nullptr: the legacy default stream, then synchronised).
+  // NCCL: enqueued on `stream` (nullptr: the legacy default stream, then synchronised under the
+  // call's deadline).
   virtual void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                             CUstream_st* stream) = 0;
-  virtual void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) = 0;
+                             CUstream_st* stream, Deadline& deadline) = 0;
+  virtual void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
+                             Deadline& deadline) = 0;
 
   // Pinned host memory and the copies for the staged path; BackendError without CUDA.
   virtual StagingMemory& staging() = 0;

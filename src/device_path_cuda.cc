@@ -23,16 +23,17 @@ class CudaDevicePath final : public DevicePath {
   explicit CudaDevicePath(const DevicePathContext& context) : context_(context) {}
 
   bool ncclDecided() const override { return ncclForcedOff() || state_ != NcclState::kUnknown; }
-  void decideNccl() override;
+  void decideNccl(Deadline& deadline) override;
   bool ncclUsable(std::string* whyNot) const override;
   int device() const override;
 
   void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                     CUstream_st* stream) override {
-    nccl("allreduce").allreduce(send, recv, count, type, op, stream);
+                     CUstream_st* stream, Deadline& deadline) override {
+    nccl("allreduce").allreduce(send, recv, count, type, op, stream, deadline);
   }
-  void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) override {
-    nccl("broadcast").broadcast(buf, count, type, root, stream);
+  void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
+                     Deadline& deadline) override {
+    nccl("broadcast").broadcast(buf, count, type, root, stream, deadline);
   }
 
   StagingMemory& staging() override {
@@ -96,9 +97,9 @@ bool CudaDevicePath::ncclUsable(std::string* whyNot) const {
 
 // Collective: every rank reaches it on the same call (its first device-buffer collective), after
 // the call's fingerprints matched.
-void CudaDevicePath::decideNccl() {
+void CudaDevicePath::decideNccl(Deadline& deadline) {
   if (ncclDecided()) return;
-  NcclBootstrapInputs inputs{context_.comm, context_.rank, context_.size, -1, {}, context_.options->timeoutSeconds};
+  NcclBootstrapInputs inputs{context_.comm, context_.rank, context_.size, -1, {}, &deadline};
   inputs.device = chooseDevice(&inputs.deviceWhy);
   try {
     nccl_ = bootstrapNccl(inputs, &ncclWhy_);

@@ -10,14 +10,16 @@ namespace {
 class NoDevicePath final : public DevicePath {
  public:
   bool ncclDecided() const override { return true; }
-  void decideNccl() override {}
+  void decideNccl(Deadline&) override {}
   bool ncclUsable(std::string* whyNot) const override {
     if (whyNot) *whyNot = "ringsync was built without CUDA/NCCL";
     return false;
   }
   int device() const override { return -1; }
-  void ncclAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*) override { unavailable(); }
-  void ncclBroadcast(void*, std::size_t, DataType, int, CUstream_st*) override { unavailable(); }
+  void ncclAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*, Deadline&) override {
+    unavailable();
+  }
+  void ncclBroadcast(void*, std::size_t, DataType, int, CUstream_st*, Deadline&) override { unavailable(); }
   StagingMemory& staging() override { unavailable(); }
   void abort() noexcept override {}
 

@@ -105,7 +105,8 @@ TEST_CASE("host path: without a GPU every rank agrees NCCL is unusable, with no 
   auto device = detail::makeDevicePath({comm.mpiComm(), comm.rank(), comm.size(), comm.localRank(), &options, &logger});
   float x = 0;
   std::string why;
-  device->decideNccl();  // collective: the probes travel by MPI
+  detail::Deadline deadline(detail::CallHeader{}, options.timeoutSeconds, 0, {});
+  device->decideNccl(deadline);  // collective: the probes travel by MPI
   const bool usable = device->ncclUsable(&why);
   INFO(why);
   const bool ok = !usable && why == "rank 0: no NVIDIA driver on this machine" && device->device() == -1 &&

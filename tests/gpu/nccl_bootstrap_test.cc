@@ -16,8 +16,11 @@ using namespace ringsync;
 
 namespace {
 
-detail::NcclBootstrapInputs withoutDevice(MPI_Comm comm, double timeoutSeconds) {
-  detail::NcclBootstrapInputs in{comm, test::worldRank(), test::worldSize(), -1, {}, timeoutSeconds};
+// The bootstrap waits under the deadline of the device call that triggers it.
+detail::Deadline callDeadline(double timeoutSeconds) { return detail::Deadline(detail::CallHeader{}, timeoutSeconds, 0, {}); }
+
+detail::NcclBootstrapInputs withoutDevice(MPI_Comm comm, detail::Deadline& deadline) {
+  detail::NcclBootstrapInputs in{comm, test::worldRank(), test::worldSize(), -1, {}, &deadline};
   in.deviceWhy = "no device on rank " + std::to_string(in.rank);
   return in;
 }
@@ -28,7 +31,8 @@ TEST_CASE("nccl bootstrap: every rank declines with the first failing rank's rea
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   std::string why;
-  const auto nccl = detail::bootstrapNccl(withoutDevice(comm, 30), &why);
+  detail::Deadline deadline = callDeadline(30);
+  const auto nccl = detail::bootstrapNccl(withoutDevice(comm, deadline), &why);
   INFO(why);
   REQUIRE(test::allRanks(nccl == nullptr && why == "rank 0: no device on rank 0"));
   MPI_Comm_free(&comm);
@@ -45,7 +49,8 @@ TEST_CASE("nccl bootstrap: a rank that never joins is a TimeoutError, not a hang
   if (test::worldRank() == 0) {
     try {
       std::string why;
-      detail::bootstrapNccl(withoutDevice(comm, 0.3), &why);
+      detail::Deadline deadline = callDeadline(0.3);
+      detail::bootstrapNccl(withoutDevice(comm, deadline), &why);
       outcome = "no timeout";
     } catch (const TimeoutError& error) {
       const std::string text = error.what();
@@ -56,7 +61,8 @@ TEST_CASE("nccl bootstrap: a rank that never joins is a TimeoutError, not a hang
   } else {
     MPI_Barrier(MPI_COMM_WORLD);  // join only after rank 0 gave up; completes its abandoned exchange
     std::string why;
-    if (detail::bootstrapNccl(withoutDevice(comm, 30), &why) != nullptr || why.rfind("rank 0: ", 0) != 0)
+    detail::Deadline deadline = callDeadline(30);
+    if (detail::bootstrapNccl(withoutDevice(comm, deadline), &why) != nullptr || why.rfind("rank 0: ", 0) != 0)
       outcome = "late joiner got: " + why;
   }
   INFO(outcome);

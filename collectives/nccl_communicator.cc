@@ -64,6 +64,9 @@ void NcclCommunicator::finish(const char* call, cudaStream_t stream, Deadline& d
     const cudaError_t state = cudaStreamQuery(stream);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) RINGSYNC_CHECK_CUDA(state);
+    // "Not ready" is recorded as the thread's last error: clear it, or the next launch check
+    // anywhere (ours, the trainer's, PyTorch's) reports it as a failure of its own.
+    if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
     ensureHealthy(call);
     deadline.idleWaitingFor("NCCL's kernel on the default stream (a peer that stopped leaves it spinning)");
   }

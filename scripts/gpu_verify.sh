@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU verification (issue 8) on a machine with an NVIDIA GPU: builds with CUDA for sm_90, runs the
+# GPU verification on a machine with an NVIDIA GPU: builds with CUDA for sm_90, runs the
 # GPU tests (none may skip) and the CPU suite, compute-sanitizer on the kernel tests, the device
 # all-reduce sweeps, the kernel-bandwidth and NCCL-overhead benches, fusion_perf and the trainer on
 # the GPU. Every stage writes its log under $OUT and a PASS/FAIL line to $OUT/summary.txt.

@@ -17,7 +17,18 @@ std::size_t keyOf(const GradientSpec& g) {
   return static_cast<std::size_t>(g.type) * 2 + (g.onDevice ? 1 : 0);
 }
 
+// Where the member after one ending at `offset` starts: device buckets align every member to
+// kDeviceMemberAlignment bytes so that the pack kernels take their vectorised path.
+std::size_t nextOffset(std::size_t offset, const Bucket& bucket) {
+  if (!bucket.onDevice) return offset;
+  const std::size_t elementBytes = dataTypeSize(bucket.type);
+  const std::size_t step = kDeviceMemberAlignment > elementBytes ? kDeviceMemberAlignment / elementBytes : 1;
+  return (offset + step - 1) / step * step;
+}
+
 // Members arrive in reverse registration order; the fused layout is ascending gradient index.
+// In place needs the members back to back at exactly their fused offsets: a gap in memory or a
+// padding element in the layout means packing (padding never covers memory the caller owns).
 void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
   std::reverse(bucket.members.begin(), bucket.members.end());
   const std::size_t elementBytes = dataTypeSize(bucket.type);
@@ -25,8 +36,10 @@ void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
   std::byte* expected = nullptr;  // where the next non-empty member must start to stay contiguous
   bool contiguous = true;
   for (BucketMember& member : bucket.members) {
-    member.offset = offset;
-    offset += member.count;
+    const std::size_t padded = nextOffset(offset, bucket);
+    if (padded != offset && member.count > 0) contiguous = false;
+    member.offset = member.count > 0 ? padded : offset;
+    offset = member.offset + member.count;
     if (member.count == 0) continue;  // an empty tensor's pointer says nothing about layout
     auto* start = static_cast<std::byte*>(gradients[member.gradient].data);
     if (bucket.contiguousData == nullptr) {

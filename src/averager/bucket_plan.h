@@ -30,6 +30,11 @@ struct GradientSpec {
   bool onDevice = false;
 };
 
+// Device buckets start every member at a multiple of this many bytes in the fused buffer (the pack
+// kernels move 16-byte vectors where source and target are both aligned); the padding elements
+// are zero and never unpacked. Host buckets are dense.
+inline constexpr std::size_t kDeviceMemberAlignment = 16;
+
 struct BucketMember {
   std::size_t gradient = 0;  // index into the registration list
   std::size_t offset = 0;    // first element in the fused buffer

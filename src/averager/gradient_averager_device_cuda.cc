@@ -86,6 +86,9 @@ class DeviceRunner final : public BucketRunner {
       fusedBytes = std::max(fusedBytes, bucket.bytes());
     }
     fused_ = cuda::DeviceBuffer(fusedBytes);
+    // The padding between members (kDeviceMemberAlignment) is never packed: zero, it stays zero
+    // through every sum and average, and a finiteness check never trips on it.
+    if (fusedBytes > 0) RINGSYNC_CHECK_CUDA(cudaMemset(fused_.data(), 0, fusedBytes));
   }
 
   RunnerContext context_;

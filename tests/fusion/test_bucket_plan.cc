@@ -132,6 +132,41 @@ TEST_CASE("bucket plan: members back to back in index order are all-reduced in p
   CHECK(planBuckets(gap.specs, kLimits)[0].contiguousData == nullptr);
 }
 
+TEST_CASE("bucket plan: device members start on 16-byte boundaries; padding means packing", "[fusion][plan]") {
+  // float32: 4 elements per 16 bytes. Back to back in memory, but 3 elements leave a gap in the
+  // padded layout, so the bucket is packed; multiples of 4 elements stay in place.
+  Arena dense({3, 5, 4}, DataType::kFloat32, 0);
+  for (GradientSpec& g : dense.specs) g.onDevice = true;
+  auto buckets = planBuckets(dense.specs, kLimits);
+  REQUIRE(buckets.size() == 1);
+  std::vector<std::size_t> offsets;
+  for (const BucketMember& m : buckets[0].members) offsets.push_back(m.offset);
+  CHECK(offsets == std::vector<std::size_t>{0, 4, 12});
+  CHECK(buckets[0].count == 16);
+  CHECK(buckets[0].contiguousData == nullptr);
+
+  Arena aligned({4, 8, 0, 3}, DataType::kFloat32, 0);
+  for (GradientSpec& g : aligned.specs) g.onDevice = true;
+  buckets = planBuckets(aligned.specs, kLimits);
+  REQUIRE(buckets.size() == 1);
+  CHECK(buckets[0].members[1].offset == 4);
+  CHECK(buckets[0].members[3].offset == 12);
+  CHECK(buckets[0].count == 15);
+  CHECK(buckets[0].contiguousData == aligned.specs[0].data);
+
+  // float64: 2 per 16 bytes; int8: 16. Host buckets of the same counts stay dense.
+  Arena doubles({1, 1}, DataType::kFloat64, 0);
+  for (GradientSpec& g : doubles.specs) g.onDevice = true;
+  CHECK(planBuckets(doubles.specs, kLimits)[0].members[1].offset == 2);
+  Arena bytes({5, 5}, DataType::kInt8, 0);
+  for (GradientSpec& g : bytes.specs) g.onDevice = true;
+  CHECK(planBuckets(bytes.specs, kLimits)[0].members[1].offset == 16);
+  Arena host({3, 5}, DataType::kFloat32, 0);
+  const auto hostBuckets = planBuckets(host.specs, kLimits);
+  CHECK(hostBuckets[0].members[1].offset == 3);
+  CHECK(hostBuckets[0].contiguousData == host.specs[0].data);
+}
+
 TEST_CASE("fusion pack: a bucket as one array, offsets by ascending index; fp16 one pass each way", "[fusion][pack]") {
   Arena arena({3, 0, 4, 2});
   for (std::size_t g = 0; g < 4; ++g)

@@ -122,23 +122,28 @@ ProbeRecord initRank(const NcclBootstrapInputs& in, const ncclUniqueId& id, nccl
   return result;
 }
 
-ncclUniqueId broadcastId(const NcclBootstrapInputs& in, const ncclUniqueId& mine) {
-  auto id = std::make_unique<ncclUniqueId>(mine);
+// Rank 0's ncclUniqueId, or why it could not make one (every rank then declines NCCL alike).
+struct IdMessage {
+  ncclUniqueId id{};
+  ProbeRecord outcome;
+};
+
+IdMessage broadcastId(const NcclBootstrapInputs& in) {
+  auto message = std::make_unique<IdMessage>();
+  if (in.rank == 0) {
+    const ncclResult_t rc = ncclGetUniqueId(&message->id);
+    if (rc != ncclSuccess) setWhy(message->outcome, kUniqueIdFailed, "ncclGetUniqueId failed: " + ncclErrorText(rc));
+  }
   MPI_Request request = MPI_REQUEST_NULL;
-  RINGSYNC_CHECK_MPI(MPI_Ibcast(id.get(), sizeof(ncclUniqueId), MPI_BYTE, 0, in.comm, &request));
-  waitFor(request, in, "MPI_Bcast of the ncclUniqueId", id);
-  return *id;
+  RINGSYNC_CHECK_MPI(MPI_Ibcast(message.get(), sizeof(IdMessage), MPI_BYTE, 0, in.comm, &request));
+  waitFor(request, in, "MPI_Bcast of the ncclUniqueId", message);
+  return *message;
 }
 
 }  // namespace
 
 std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& in, std::string* whyNot) {
-  ProbeRecord mine = probeLocal(in);
-  ncclUniqueId id{};
-  if (in.rank == 0 && mine.status == kReady) {
-    const ncclResult_t rc = ncclGetUniqueId(&id);
-    if (rc != ncclSuccess) setWhy(mine, kUniqueIdFailed, "ncclGetUniqueId failed: " + ncclErrorText(rc));
-  }
+  const ProbeRecord mine = probeLocal(in);
   const std::vector<ProbeRecord> probes = allgatherRecords(in, mine, "MPI_Allgather of the GPU probes");
   std::string why = firstFailure(probes);
   if (why.empty()) why = duplicateGpu(probes);
@@ -146,10 +151,17 @@ std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& in, s
     if (whyNot) *whyNot = why;
     return nullptr;
   }
-  id = broadcastId(in, id);
+  // Only now, with every rank ready: ncclGetUniqueId starts rank 0's bootstrap thread and socket,
+  // which a declined NCCL would leak.
+  const IdMessage id = broadcastId(in);
+  why = firstFailure({id.outcome});  // "rank 0: ..." on every rank
+  if (!why.empty()) {
+    if (whyNot) *whyNot = why;
+    return nullptr;
+  }
 
   ncclComm_t comm = nullptr;
-  const ProbeRecord initResult = initRank(in, id, &comm);
+  const ProbeRecord initResult = initRank(in, id.id, &comm);
   why = firstFailure(allgatherRecords(in, initResult, "MPI_Allgather of the ncclCommInitRank results"));
   if (!why.empty()) {
     if (comm) ncclCommAbort(comm);

@@ -50,6 +50,10 @@ class Communicator::Impl {
   // algorithm gets them packed into one buffer and unpacked after (returns false).
   bool allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op);
 
+  // For a layer above whose own wait on this communicator's work failed (the GradientAverager's
+  // device stream past the deadline): the same abort as a failed call. Never throws.
+  void abortAfterFailure(const std::string& reason) noexcept { abort(reason); }
+
   // Raises AbortedError once a call has failed in a way that leaves peers out of step.
   void ensureUsable() const;
 

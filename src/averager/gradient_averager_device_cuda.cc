@@ -4,8 +4,10 @@
 // recorded where the bucket's gradients were produced. The host blocks only in finishStep().
 // The development machines have no GPU: this file is compiled and linked there, never run.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 
@@ -67,7 +69,24 @@ class DeviceRunner final : public BucketRunner {
     plan.unpack(fused_.data(), 1.0, stream);
   }
 
-  void finishStep() override { stream_->synchronize(); }
+  // Polls instead of cudaStreamSynchronize: NCCL's kernel spins forever when a peer died, and only
+  // a deadline (then aborting the communicator, which frees the kernel) gets the caller out.
+  void finishStep(double timeoutSeconds) override {
+    cuda::DeviceGuard onDevice(device_);
+    const auto start = std::chrono::steady_clock::now();
+    for (unsigned polls = 0;; ++polls) {
+      const cudaError_t state = cudaStreamQuery(stream_->get());
+      if (state == cudaSuccess) return;
+      if (state != cudaErrorNotReady) RINGSYNC_CHECK_CUDA(state);
+      if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();  // not a failure of the caller's
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (timeoutSeconds > 0 && elapsed > timeoutSeconds)
+        throw TimeoutError("GradientAverager::synchronize: the device buckets did not complete within " +
+                           std::to_string(timeoutSeconds) +
+                           " s (RINGSYNC_TIMEOUT_SECONDS); a peer stopped answering; the communicator is now aborted");
+      if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
 
  private:
   // One PackPlan per packed device bucket (its entries are fixed, so each table is uploaded once)

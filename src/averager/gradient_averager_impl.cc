@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ringsync/mpi_environment.h"
+#include "src/core_access.h"
 
 namespace ringsync {
 namespace {
@@ -81,11 +82,17 @@ void GradientAverager::Impl::shutdown() noexcept {
   }
   if (deviceRunner_) {
     try {
-      deviceRunner_->finishStep();
+      deviceRunner_->finishStep(comm_.options().timeoutSeconds);
     } catch (...) {
-      // Nothing to report from a destructor; the device work ends either way.
+      // Nothing to report from a destructor. A timeout aborts the communicator (its NCCL kernel
+      // then ends), so the device work ends either way.
+      abortCommunicator("the GradientAverager was destroyed while its device buckets did not complete");
     }
   }
+}
+
+void GradientAverager::Impl::abortCommunicator(const std::string& reason) noexcept {
+  detail::CoreAccess::of(comm_).abortAfterFailure(reason);
 }
 
 void GradientAverager::Impl::ensureUsable() const {
@@ -153,7 +160,10 @@ void GradientAverager::Impl::synchronize() {
   std::exception_ptr error = overlap_ ? waitForBuckets() : runAllBuckets();
   if (!error && deviceRunner_) {
     try {
-      deviceRunner_->finishStep();
+      deviceRunner_->finishStep(comm_.options().timeoutSeconds);
+    } catch (const TimeoutError& timeout) {
+      abortCommunicator(timeout.what());
+      error = std::current_exception();
     } catch (...) {
       error = std::current_exception();
     }

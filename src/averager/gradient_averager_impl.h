@@ -41,6 +41,9 @@ struct GradientAverager::Impl {
   std::exception_ptr waitForBuckets();  // with overlap: until the progress thread has run them all
   void finishStep(std::exception_ptr error, double seconds);
   void shutdown() noexcept;
+  // A wait the communicator did not see failed (device work past the deadline): abort it, as its
+  // own timeouts do, so that NCCL lets go of the GPU and later calls raise AbortedError.
+  void abortCommunicator(const std::string& reason) noexcept;
 
   // Progress thread.
   void progressLoop() noexcept;

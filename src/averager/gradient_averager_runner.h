@@ -31,8 +31,9 @@ class BucketRunner {
   // All-reduces bucket `bucket` through `comm`, noting where the time went in `timing` (path, pack,
   // exchange, unpack). The device runner only enqueues the work.
   virtual void run(std::size_t bucket, Communicator& comm, BucketTiming& timing) = 0;
-  // Waits until every bucket run this step has landed in the gradients.
-  virtual void finishStep() {}
+  // Waits until every bucket run this step has landed in the gradients; TimeoutError after
+  // `timeoutSeconds` (0: never), for a peer that stopped leaves device work waiting forever.
+  virtual void finishStep(double /*timeoutSeconds*/) {}
 };
 
 std::unique_ptr<BucketRunner> makeHostRunner(const RunnerContext& context);

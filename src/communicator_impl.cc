@@ -81,9 +81,20 @@ void Communicator::Impl::abort(const std::string& reason) noexcept {
 }
 
 detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* send, const void* recv) {
-  const detail::MemoryKind sendKind = detail::classifyPointer(send);
-  const detail::MemoryKind recvKind = send == recv ? sendKind : detail::classifyPointer(recv);
-  return detail::checkMemory(call, sendKind, recvKind, options_.backend);
+  const detail::PointerPlace sendPlace = detail::describePointer(send);
+  const detail::PointerPlace recvPlace = send == recv ? sendPlace : detail::describePointer(recv);
+  const detail::MemoryKind memory = detail::checkMemory(call, sendPlace.kind, recvPlace.kind, options_.backend);
+  // NCCL runs on one GPU per rank, and the staged copies and events are made there: a buffer on
+  // another GPU is the caller's mistake, named before anything is sent.
+  const int mine = memory == detail::MemoryKind::kDevice ? device_->device() : -1;
+  const char* sendName = send == recv ? "buf" : "send";
+  for (const auto& [name, place] : {std::pair{sendName, sendPlace}, std::pair{"recv", recvPlace}})
+    if (mine >= 0 && place.device >= 0 && place.device != mine)
+      throw InvalidArgument(std::string(call) + ": " + name + " is on GPU " + std::to_string(place.device) +
+                            ", but this communicator uses GPU " + std::to_string(mine) +
+                            " (RINGSYNC_CUDA_DEVICE, or the local rank modulo the visible GPUs); pass buffers on GPU " +
+                            std::to_string(mine));
+  return memory;
 }
 
 detail::CallHeader Communicator::Impl::nextHeader(detail::CollectiveKind kind, std::size_t count, int type, int op,

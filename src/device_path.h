@@ -58,6 +58,12 @@ class DevicePath {
 // answering unregistered or host memory means host: an error is a BackendError naming the pointer
 // (never silently "host", which would send device memory to the host ring).
 MemoryKind classifyPointer(const void* pointer);
+// ... and, for device memory, the GPU it lives on (-1 for host memory).
+struct PointerPlace {
+  MemoryKind kind = MemoryKind::kHost;
+  int device = -1;
+};
+PointerPlace describePointer(const void* pointer);
 
 struct DevicePathContext {
   MPI_Comm comm;   // the Communicator's duplicated communicator (for the ncclUniqueId broadcast)

@@ -119,8 +119,10 @@ void CudaDevicePath::decideNccl(Deadline& deadline) {
 
 }  // namespace
 
-MemoryKind classifyPointer(const void* pointer) {
-  if (pointer == nullptr || visibleGpuCount() == 0) return MemoryKind::kHost;
+MemoryKind classifyPointer(const void* pointer) { return describePointer(pointer).kind; }
+
+PointerPlace describePointer(const void* pointer) {
+  if (pointer == nullptr || visibleGpuCount() == 0) return {MemoryKind::kHost, -1};
   cudaPointerAttributes attributes{};
   const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
   if (status != cudaSuccess) {
@@ -130,9 +132,9 @@ MemoryKind classifyPointer(const void* pointer) {
   }
   switch (attributes.type) {
     case cudaMemoryTypeUnregistered:
-    case cudaMemoryTypeHost: return MemoryKind::kHost;
+    case cudaMemoryTypeHost: return {MemoryKind::kHost, -1};
     case cudaMemoryTypeDevice:
-    case cudaMemoryTypeManaged: return MemoryKind::kDevice;
+    case cudaMemoryTypeManaged: return {MemoryKind::kDevice, attributes.device};
   }
   throw BackendError("pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
                      ": unknown cudaMemoryType " + std::to_string(static_cast<int>(attributes.type)));

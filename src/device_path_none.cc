@@ -30,6 +30,7 @@ class NoDevicePath final : public DevicePath {
 }  // namespace
 
 MemoryKind classifyPointer(const void*) { return MemoryKind::kHost; }
+PointerPlace describePointer(const void*) { return {MemoryKind::kHost, -1}; }
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext&) { return std::make_unique<NoDevicePath>(); }
 

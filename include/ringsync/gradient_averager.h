@@ -12,7 +12,10 @@
 // Buckets are formed in reverse registration order (the order backward produces gradients),
 // the first one small (Options::firstBucketBytes) so communication starts early. A gradient
 // larger than a bucket is all-reduced in place, without a copy; so is a bucket whose gradients
-// already lie back to back in registration order (a trainer that keeps them in one arena).
+// already lie back to back in registration order (a trainer that keeps them in one arena). Any
+// other host bucket is reduced where its gradients lie when the ranks share a node (the split
+// all-reduce reads and writes the tensors themselves: no fused copy), and packed into one buffer
+// and back otherwise. lastStepBuckets() says which path each bucket took and where its time went.
 // Buckets launch in the order backward completes them, the same order on every rank. Every rank
 // must register the same list (count, type and host/device memory per gradient, in the same
 // order) with the same options; otherwise the first call (markReady, synchronize or averageAll:

@@ -46,8 +46,8 @@ class Communicator::Impl {
   void barrier();
   // In place over host memory stored as spans: the GradientAverager's buckets (core_access.h). It
   // checked and agreed on its gradients at construction, so nothing is re-checked or classified
-  // here. The split all-reduce reduces the spans where they lie (returns true); any other
-  // algorithm gets them packed into one buffer and unpacked after (returns false).
+  // here. One span, or the split all-reduce, reduces the memory where it lies (returns true); any
+  // other algorithm gets the spans packed into one buffer and unpacked after (returns false).
   bool allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op);
 
   // For a layer above whose own wait on this communicator's work failed (the GradientAverager's

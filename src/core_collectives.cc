@@ -100,8 +100,11 @@ bool Communicator::Impl::allreduceScattered(const detail::ScatteredBuffer& buffe
       });
     const detail::Selection selection = select(CollectiveKind::kAllreduce, count, dataTypeSize(type));
     detail::AlgorithmContext ctx = context(checked, deadline);
-    inPlace = selection.algorithm == detail::AlgorithmId::kSplitAllreduce;
-    if (inPlace) {
+    const std::vector<detail::Span>& spans = buffer.spans();
+    inPlace = spans.size() == 1 || selection.algorithm == detail::AlgorithmId::kSplitAllreduce;
+    if (spans.size() == 1) {
+      detail::runAllreduce(selection.algorithm, ctx, {spans[0].data, spans[0].data, count, type, op});
+    } else if (inPlace) {
       detail::AllreduceArgs args{nullptr, nullptr, count, type, op};
       args.scattered = &buffer;
       detail::runAllreduce(selection.algorithm, ctx, args);

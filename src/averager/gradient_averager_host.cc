@@ -1,5 +1,5 @@
-// The host runner. A bucket whose members lie back to back is all-reduced in place. Any other
-// bucket is handed to the core as a ScatteredBuffer over its gradients: the split all-reduce (one
+// The host runner. A bucket whose members lie back to back is all-reduced in place, as one span.
+// Any other bucket is handed to the core as a ScatteredBuffer over its gradients: the split all-reduce (one
 // node, buckets up to a shared-memory slot) reduces them where they lie, so a bucket costs what an
 // all-reduce of its bytes costs, with no pack or unpack pass; for other algorithms (the ring across
 // nodes, buckets beyond a slot) the core packs.
@@ -30,17 +30,22 @@ class HostRunner final : public BucketRunner {
   explicit HostRunner(const RunnerContext& context) : context_(context) {
     std::size_t fusedBytes = 0;
     const std::vector<Bucket>& buckets = *context_.buckets;
-    scattered_.resize(buckets.size());
+    spans_.resize(buckets.size());
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       const Bucket& bucket = buckets[b];
       if (bucket.onDevice) continue;
       if (sentAsFloat16(bucket, context_.compressFp16)) {
         fusedBytes = std::max(fusedBytes, bucket.count * sizeof(std::uint16_t));
-      } else if (bucket.contiguousData == nullptr) {
+      } else {
+        // Back to back: one span over all of it; otherwise a span per member.
         std::vector<Span> spans;
-        for (const BucketMember& member : bucket.members)
-          spans.push_back({(*context_.gradients)[member.gradient].data, member.count});
-        scattered_[b] = std::make_unique<ScatteredBuffer>(spans, dataTypeSize(bucket.type));
+        if (bucket.contiguousData != nullptr) {
+          spans.push_back({bucket.contiguousData, bucket.count});
+        } else {
+          for (const BucketMember& member : bucket.members)
+            spans.push_back({(*context_.gradients)[member.gradient].data, member.count});
+        }
+        spans_[b] = std::make_unique<ScatteredBuffer>(spans, dataTypeSize(bucket.type));
       }
     }
     // Allocated and touched once: a per-step temporary would pay first-touch faults every step.
@@ -62,20 +67,18 @@ class HostRunner final : public BucketRunner {
       start = Clock::now();
       unpackBucketFromFloat16(bucket, *context_.gradients, wire);
       timing.unpackSeconds = secondsSince(start);
-    } else if (bucket.contiguousData != nullptr) {
-      timing.path = "in place";
-      comm.allreduce(bucket.contiguousData, bucket.contiguousData, bucket.count, bucket.type, context_.op);
-      timing.exchangeSeconds = secondsSince(start);
     } else {
-      const bool inPlace = CoreAccess::of(comm).allreduceScattered(*scattered_[index], bucket.type, context_.op);
-      timing.path = inPlace ? "scattered" : "packed";
+      // Every rank agreed on the gradients at construction: the core's internal entry re-checks
+      // nothing per bucket.
+      const bool inPlace = CoreAccess::of(comm).allreduceScattered(*spans_[index], bucket.type, context_.op);
+      timing.path = bucket.contiguousData != nullptr ? "in place" : inPlace ? "scattered" : "packed";
       timing.exchangeSeconds = secondsSince(start);
     }
   }
 
  private:
   RunnerContext context_;
-  std::vector<std::unique_ptr<ScatteredBuffer>> scattered_;  // per bucket that is neither in place nor fp16
+  std::vector<std::unique_ptr<ScatteredBuffer>> spans_;  // per host bucket not sent as fp16
   ScratchBuffer fused_;                                       // fp16 buckets' wire buffer
 };
 

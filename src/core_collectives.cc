@@ -16,10 +16,13 @@ template <typename Body> void Communicator::Impl::guarded(Body&& body) {
   try {
     body();
   } catch (const MismatchError&) {
+    tracer_.failed();
     throw;  // detected from the fingerprints before any data moved: peers are still in step
   } catch (const NonFiniteError&) {
+    tracer_.failed();
     throw;  // likewise
   } catch (const std::exception& error) {
+    tracer_.failed();
     abort(error.what());  // timeout or transport failure: messages may still be in flight
     throw;
   }

@@ -50,6 +50,7 @@ void CallTracer::finishRecord(const char* backend, const char* algorithm, bool o
 void CallTracer::failed() noexcept {
   if (!open_) return;
   open_->failed = true;
+  open_->endNs = steadyNowNs() + offsetNs_;  // when the failure surfaced here
   Timeline::noteCallOnThisThread(*open_);
   open_ = nullptr;
 }

@@ -94,8 +94,7 @@ void CallTracer::finish(MPI_Comm comm, bool usable, double mergeSeconds, const L
   try {
     if (rank_ == 0 && stragglers_.calls() > 0) {
       const std::string report = stragglers_.report("communicator " + std::to_string(track_));
-      // Asked for by the timeline even when the log level is below info.
-      logger.log(logger.enabled(LogLevel::kInfo) ? LogLevel::kInfo : LogLevel::kWarn, report);
+      logger.report(report);  // with RINGSYNC_LOG=info, or asked for by the timeline
     }
     if (!timeline_) return;
     timeline_->addSummary(summaryJson());

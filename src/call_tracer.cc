@@ -47,6 +47,28 @@ void CallTracer::finishRecord(const char* backend, const char* algorithm, bool o
   open_ = nullptr;
 }
 
+void CallTracer::markDevice(CUstream_st* stream) {
+  if (!deviceTimer_) deviceTimer_ = makeDeviceTimer(offsetNs_);
+  if (!deviceTimer_) return;
+  std::int64_t& mark = open_->deviceStartMark < 0 ? open_->deviceStartMark : open_->deviceEndMark;
+  mark = deviceTimer_->mark(stream);
+}
+
+// Waits for the device marks of the calls still in the timeline (this communicator's only: each
+// owns its timer) and turns them into times.
+void CallTracer::resolveDeviceTimes() noexcept {
+  if (!deviceTimer_) return;
+  try {
+    for (CallRecord* call : timeline_->calls()) {
+      if (call->track != track_ || call->deviceEndMark < 0) continue;
+      call->deviceStartNs = deviceTimer_->resolve(call->deviceStartMark);
+      call->deviceEndNs = deviceTimer_->resolve(call->deviceEndMark);
+    }
+  } catch (...) {
+    // Out of memory listing the records: the device rows are left out.
+  }
+}
+
 void CallTracer::failed() noexcept {
   if (!open_) return;
   open_->failed = true;
@@ -97,6 +119,7 @@ void CallTracer::finish(MPI_Comm comm, bool usable, double mergeSeconds, const L
       logger.report(report);  // with RINGSYNC_LOG=info, or asked for by the timeline
     }
     if (!timeline_) return;
+    if (usable) resolveDeviceTimes();  // after a failure the device may not answer
     timeline_->addSummary(summaryJson());
     if (!timeline_->detach()) return;
     const std::string mine = traceEvents(*timeline_);

@@ -14,6 +14,7 @@
 
 #include "call_check.h"
 #include "clock_offset.h"
+#include "device_timer.h"
 #include "collectives/call_header.h"
 #include "logging.h"
 #include "ringsync/options.h"
@@ -40,6 +41,11 @@ class CallTracer final : public ArrivalObserver {
     if (open_) finishRecord(backend, algorithm, onDevice);
   }
   void failed() noexcept;
+  // Around device work the core enqueues on `stream` (NCCL): the first call marks its start on the
+  // device, the second its end (CUDA events; nothing without a timeline).
+  void deviceMark(CUstream_st* stream) {
+    if (open_) markDevice(stream);
+  }
 
   void observe(const RoundTransport& round) noexcept override;
 
@@ -54,6 +60,8 @@ class CallTracer final : public ArrivalObserver {
  private:
   void record(const CallHeader& header);
   void finishRecord(const char* backend, const char* algorithm, bool onDevice);
+  void markDevice(CUstream_st* stream);
+  void resolveDeviceTimes() noexcept;
   std::string summaryJson() const;
 
   bool measuring_ = false;
@@ -64,6 +72,7 @@ class CallTracer final : public ArrivalObserver {
   std::vector<std::int64_t> arrivals_;  // this call's, one per rank (reused)
   std::shared_ptr<Timeline> timeline_;
   int track_ = 0;
+  std::unique_ptr<DeviceTimer> deviceTimer_;  // created with the first device call recorded
   CallRecord* open_ = nullptr;          // the call in progress, when recording
   std::int64_t* openArrivals_ = nullptr;
 };

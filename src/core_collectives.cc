@@ -78,7 +78,9 @@ void Communicator::Impl::allreduce(const void* send, void* recv, std::size_t cou
     bool agreed = false;
     if (deviceRoute("allreduce", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
+      tracer_.deviceMark(stream);
       device_->ncclAllreduce(send, recv, count, type, op, stream);
+      tracer_.deviceMark(stream);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }
@@ -98,7 +100,9 @@ void Communicator::Impl::broadcast(void* buf, std::size_t count, DataType type, 
     bool agreed = false;
     if (deviceRoute("broadcast", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
+      tracer_.deviceMark(stream);
       device_->ncclBroadcast(buf, count, type, root, stream);
+      tracer_.deviceMark(stream);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }

@@ -1,5 +1,6 @@
 #include "timeline.h"
 
+#include <type_traits>
 #include <utility>
 
 #include "clock_offset.h"
@@ -13,11 +14,12 @@ std::weak_ptr<Timeline> registry;  // the process's timeline while some communic
 // The bucket whose collectives this thread is running (a GradientAverager progress thread).
 thread_local SpanRecord* openBucket = nullptr;
 
-template <typename Record>
-std::vector<const Record*> inClaimOrder(const std::vector<Record>& ring, std::uint64_t claimed) {
+template <typename Ring, typename Record = typename std::remove_reference_t<Ring>::value_type>
+auto inClaimOrder(Ring& ring, std::uint64_t claimed) {
+  using Pointer = std::conditional_t<std::is_const_v<Ring>, const Record*, Record*>;
   const std::uint64_t capacity = ring.size();
   const std::uint64_t first = claimed > capacity ? claimed - capacity : 0;
-  std::vector<const Record*> records;
+  std::vector<Pointer> records;
   records.reserve(static_cast<std::size_t>(claimed - first));
   for (std::uint64_t i = first; i < claimed; ++i) records.push_back(&ring[static_cast<std::size_t>(i % capacity)]);
   return records;
@@ -99,6 +101,7 @@ SpanRecord* Timeline::beginSpan(SpanKind kind, std::uint64_t index) {
 void Timeline::endSpan(SpanRecord* span) { span->endNs = span->kind == SpanKind::kMarkReady ? span->startNs : steadyNowNs() + clockOffsetNs_; }
 
 std::vector<const CallRecord*> Timeline::calls() const { return inClaimOrder(calls_, callsClaimed_.load()); }
+std::vector<CallRecord*> Timeline::calls() { return inClaimOrder(calls_, callsClaimed_.load()); }
 std::vector<const SpanRecord*> Timeline::spans() const { return inClaimOrder(spans_, spansClaimed_.load()); }
 
 const std::int64_t* Timeline::arrivalsOf(const CallRecord* record) const {

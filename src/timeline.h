@@ -31,6 +31,11 @@ struct CallRecord {
   std::int32_t root = -1;
   std::int32_t track = 0;     // the communicator
   std::int32_t lastRank = -1; // the rank that arrived last; -1 when arrivals are unknown
+  // Device work (NCCL on a stream): DeviceTimer marks around it, resolved to times at the end.
+  std::int64_t deviceStartMark = -1;
+  std::int64_t deviceEndMark = -1;
+  std::int64_t deviceStartNs = 0;
+  std::int64_t deviceEndNs = 0;
   const char* backend = "";   // static strings (routeName, algorithmName)
   const char* algorithm = "";
   bool onDevice = false;
@@ -82,6 +87,7 @@ class Timeline {
 
   // Reading (no recording thread may be running): the records in the order they were claimed.
   std::vector<const CallRecord*> calls() const;
+  std::vector<CallRecord*> calls();
   std::vector<const SpanRecord*> spans() const;
   const std::int64_t* arrivalsOf(const CallRecord* record) const;
   std::uint64_t droppedCalls() const;

@@ -63,6 +63,10 @@ void appendCalls(std::string& out, const Timeline& timeline) {
     std::string name = collectiveName(static_cast<CollectiveKind>(call->kind));
     if (call->failed || call->endNs == 0) name += " (failed)";
     append(out, complete(name, pid, call->track, call->startNs, call->endNs, callArgs(timeline, *call)));
+    if (call->deviceStartNs != 0 && call->deviceEndNs != 0)
+      append(out, complete(std::string(collectiveName(static_cast<CollectiveKind>(call->kind))) + " (device)", pid,
+                           kDeviceTrackBase + call->track, call->deviceStartNs, call->deviceEndNs,
+                           "\"call\":" + std::to_string(call->sequence)));
   }
 }
 
@@ -123,6 +127,13 @@ std::string traceEvents(const Timeline& timeline) {
   append(out, metadata("process_sort_index", pid, 0, "\"sort_index\":" + std::to_string(pid)));
   for (int track = 0; track < timeline.tracks(); ++track)
     append(out, metadata("thread_name", pid, track, "\"name\":\"communicator " + std::to_string(track) + "\""));
+  std::vector<bool> onDevice(static_cast<std::size_t>(timeline.tracks()), false);
+  for (const CallRecord* call : timeline.calls())
+    if (call->deviceEndNs != 0 && call->track < timeline.tracks()) onDevice[static_cast<std::size_t>(call->track)] = true;
+  for (int track = 0; track < timeline.tracks(); ++track)
+    if (onDevice[static_cast<std::size_t>(track)])
+      append(out, metadata("thread_name", pid, kDeviceTrackBase + track,
+                           "\"name\":\"communicator " + std::to_string(track) + ": device (CUDA events)\""));
   append(out, metadata("thread_name", pid, kAveragerStepTrack, "\"name\":\"averager: markReady, synchronize\""));
   append(out, metadata("thread_name", pid, kAveragerBucketTrack, "\"name\":\"averager: buckets\""));
   appendCalls(out, timeline);

@@ -1,7 +1,8 @@
 // The timeline as Chrome trace JSON (the "JSON Object Format" of the Trace Event Format, which
-// Perfetto and chrome://tracing load): one process per rank, one thread per communicator, and two
-// for the GradientAverager (its steps: markReady marks and the synchronize() wait; its buckets:
-// pack, exchange, unpack). Times are microseconds on the common clock (clock_offset.h).
+// Perfetto and chrome://tracing load): one process per rank; in it one thread per communicator,
+// one per communicator that ran device work (NCCL, timed by CUDA events), and two for the
+// GradientAverager (its steps: markReady marks and the synchronize() wait; its buckets: pack,
+// exchange, unpack). Times are microseconds on the common clock (clock_offset.h).
 #pragma once
 
 #include <string>
@@ -14,6 +15,8 @@ namespace ringsync::detail {
 // Track ids of the averager's rows (communicators are 0, 1, ...).
 inline constexpr int kAveragerStepTrack = 100;
 inline constexpr int kAveragerBucketTrack = 101;
+// Device rows: communicator k's device work (CUDA events) is on track kDeviceTrackBase + k.
+inline constexpr int kDeviceTrackBase = 200;
 
 // This rank's events, comma-separated (no enclosing brackets), so that parts from several ranks
 // are joined with a comma.

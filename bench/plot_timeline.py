@@ -59,11 +59,12 @@ def row_label(tid):
 def draw(events, start, end, out, title):
     shown = [e for e in events if e.get("ph") in ("X", "i") and e["ts"] <= end and e["ts"] + e.get("dur", 0) >= start]
     rows = rows_of(shown)
-    y_of, labels, y = {}, [], 0
+    y_of, labels, ticks, y = {}, [], [], 0
     for pid in sorted(rows, reverse=True):
         for tid in reversed(rows[pid]):
             y_of[(pid, tid)] = y
             labels.append("rank %d: %s" % (pid, row_label(tid)))
+            ticks.append(y)
             y += 1
         y += 0.5
     fig, ax = plt.subplots(figsize=(12, 0.42 * y + 1.6))
@@ -83,7 +84,7 @@ def draw(events, start, end, out, title):
         if e["tid"] < STEP_TRACK and e["dur"] / 1000.0 > 0.03 * ms(end):
             ax.text(ms(e["ts"] + e["dur"] / 2), row, e["args"].get("algorithm", ""), ha="center", va="center",
                     fontsize=7, color="white")
-    ax.set_yticks(range(len(labels)))
+    ax.set_yticks(ticks)
     ax.set_yticklabels(labels, fontsize=8)
     ax.set_xlim(0, ms(end))
     ax.set_xlabel("ms")

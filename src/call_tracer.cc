@@ -86,7 +86,10 @@ void CallTracer::observe(const RoundTransport& round) noexcept {
   const int last = stragglers_.note(arrivals_.data(), size_);
   if (!open_) return;
   open_->lastRank = last;
-  for (int r = 0; r < timeline_->arrivalRanks(); ++r) openArrivals_[r] = arrivals_[static_cast<std::size_t>(r)];
+  // The timeline keeps arrivalRanks() times per call (its first communicator's size, up to 64): a
+  // communicator over more ranks keeps none (its straggler report still counts every call).
+  open_->arrivalCount = size_ <= timeline_->arrivalRanks() ? size_ : 0;
+  for (int r = 0; r < open_->arrivalCount; ++r) openArrivals_[r] = arrivals_[static_cast<std::size_t>(r)];
 }
 
 std::string CallTracer::summaryJson() const {

@@ -59,8 +59,9 @@ void Communicator::Impl::agreeOnSettings() {
 Communicator::Impl::~Impl() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  tracer_.finish(comm_, !aborted_ && !finalized, std::min(options_.timeoutSeconds > 0 ? options_.timeoutSeconds : 10.0, 10.0),
-                 logger_);
+  // Writing the timeline waits this long at most for a peer's part: a failed peer must not hold it up.
+  const double mergeSeconds = options_.timeoutSeconds > 0 ? std::min(options_.timeoutSeconds, 10.0) : 10.0;
+  tracer_.finish(comm_, !aborted_ && !finalized, mergeSeconds, logger_);
   if (aborted_) {
     // Receives abandoned by the failed call may still complete into this memory: never free it.
     ringScratch_.abandon();

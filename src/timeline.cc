@@ -105,7 +105,7 @@ std::vector<CallRecord*> Timeline::calls() { return inClaimOrder(calls_, callsCl
 std::vector<const SpanRecord*> Timeline::spans() const { return inClaimOrder(spans_, spansClaimed_.load()); }
 
 const std::int64_t* Timeline::arrivalsOf(const CallRecord* record) const {
-  if (arrivalRanks() == 0 || record->lastRank < 0) return nullptr;
+  if (record->arrivalCount == 0 || record->lastRank < 0) return nullptr;
   return arrivals_.data() + static_cast<std::size_t>(record - calls_.data()) * static_cast<std::size_t>(arrivalRanks());
 }
 

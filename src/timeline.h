@@ -31,6 +31,7 @@ struct CallRecord {
   std::int32_t root = -1;
   std::int32_t track = 0;     // the communicator
   std::int32_t lastRank = -1; // the rank that arrived last; -1 when arrivals are unknown
+  std::int32_t arrivalCount = 0;  // arrival times kept: the communicator's ranks, up to arrivalRanks()
   // Device work (NCCL on a stream): DeviceTimer marks around it, resolved to times at the end.
   std::int64_t deviceStartMark = -1;
   std::int64_t deviceEndMark = -1;

@@ -49,9 +49,9 @@ std::string callArgs(const Timeline& timeline, const CallRecord& call) {
   if (const std::int64_t* arrivals = timeline.arrivalsOf(&call)) {
     // Each rank's arrival after the first one's: the last rank's is how long the first waited.
     std::int64_t first = arrivals[0];
-    for (int r = 1; r < timeline.arrivalRanks(); ++r) first = arrivals[r] < first ? arrivals[r] : first;
+    for (int r = 1; r < call.arrivalCount; ++r) first = arrivals[r] < first ? arrivals[r] : first;
     args += ",\"last_to_arrive\":" + std::to_string(call.lastRank) + ",\"arrival_us\":[";
-    for (int r = 0; r < timeline.arrivalRanks(); ++r) args += (r ? "," : "") + micros(arrivals[r] - first);
+    for (int r = 0; r < call.arrivalCount; ++r) args += (r ? "," : "") + micros(arrivals[r] - first);
     args += "]";
   }
   return args;

@@ -4,6 +4,7 @@ expectations: valid JSON, one process per rank, each rank's calls in order with 
 backend lastPlacement() reported, the averager's events, the straggler named, failures kept.
   check_timeline.py MODE PATH RANKS [STDERR_FILE]"""
 import json
+import re
 import sys
 
 
@@ -94,24 +95,29 @@ def check_calls_mode(trace, path, ranks):
 
 
 def check_straggler(trace, ranks, stderr_file):
+    """The sleeping rank (the last) is named. It is last in every call unless the scheduler
+    holds another rank up for longer than the 30 ms sleep (seen once in a few dozen runs on 2
+    loaded cores), so the counts are required to name it, not to be exactly 8 of 8."""
     summary = [s for s in trace["otherData"]["stragglers"] if s["communicator"] == 0]
-    want_last = [0] * (ranks - 1) + [8]
-    if len(summary) != 1 or summary[0]["calls"] != 8 or summary[0]["last_to_arrive"] != want_last:
-        fail(f"straggler summary {summary}, expected 8 calls, last_to_arrive {want_last}")
-    if summary[0]["straggler"] != ranks - 1 or summary[0]["waited_us"][ranks - 1] < 8 * 25000 * (ranks - 1):
-        fail(f"straggler summary {summary}: expected rank {ranks - 1}, waited for >= 25 ms per call and rank")
+    if len(summary) != 1 or summary[0]["calls"] != 8 or sum(summary[0]["last_to_arrive"]) != 8:
+        fail(f"straggler summary {summary}, expected 8 calls with a last rank each")
+    last = summary[0]["last_to_arrive"][ranks - 1]
+    if summary[0]["straggler"] != ranks - 1 or last <= 4:
+        fail(f"straggler summary {summary}: expected rank {ranks - 1} named, last in more than 4 of 8 calls")
+    if summary[0]["waited_us"][ranks - 1] < last * 25000 * (ranks - 1):
+        fail(f"straggler summary {summary}: the others waited less than 25 ms per call for rank {ranks - 1}")
     for rank in range(ranks):
-        for call in calls_of(trace, rank):
-            if call["args"]["last_to_arrive"] != ranks - 1:
-                fail(f"rank {rank} call {call['args']['call']}: last to arrive {call['args']['last_to_arrive']}")
+        named = [c["args"]["last_to_arrive"] for c in calls_of(trace, rank)]
+        if len(named) != 8 or named.count(ranks - 1) != last:
+            fail(f"rank {rank}: last to arrive per call {named}, the summary says rank {ranks - 1} {last} times")
     check_report(stderr_file, ranks)
 
 
 def check_report(stderr_file, ranks):
     with open(stderr_file) as f:
         text = f.read()
-    line = f"rank {ranks - 1}: last to arrive in 8 calls (100.0%)"
-    if line not in text or "<- straggler: last in more than half of the calls" not in text:
+    pattern = rf"rank {ranks - 1}: last to arrive in [5-8] calls .*<- straggler: last in more than half of the calls"
+    if not re.search(pattern, text) or "straggler report (communicator 0, 8 calls" not in text:
         fail(f"the straggler report does not name rank {ranks - 1}:\n{text[-2000:]}")
 
 

@@ -57,3 +57,8 @@ endif()
 add_executable(copy_bandwidth ${CMAKE_CURRENT_LIST_DIR}/copy_bandwidth.cc)
 target_link_libraries(copy_bandwidth PRIVATE ringsync_perf_harness MPI::MPI_CXX CLI11::CLI11 ringsync_warnings)
 set_target_properties(copy_bandwidth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+
+# The per-call cost of RINGSYNC_TIMELINE (two communicators in one process, alternating blocks).
+add_executable(timeline_overhead ${CMAKE_CURRENT_LIST_DIR}/timeline_overhead.cc)
+target_link_libraries(timeline_overhead PRIVATE ringsync ringsync_warnings)
+set_target_properties(timeline_overhead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

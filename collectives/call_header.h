@@ -23,8 +23,13 @@ struct CallHeader {
   std::int32_t root = -1;         // broadcast root, -1 otherwise
   std::uint32_t memory = 0;       // MemoryKind of the buffers: ranks must agree before any device work
   std::uint32_t flags = 0;        // kFlag* below
+  // When this rank entered the call, in nanoseconds of the steady clock aligned to rank 0's
+  // (src/clock_offset.h); 0 when this rank does not measure (no timeline, log level below info).
+  // Like flags a per-rank observation, not part of the call: every rank receives every rank's,
+  // which is how each learns who arrived last without another message.
+  std::int64_t arrivalNs = 0;
 };
-static_assert(sizeof(CallHeader) == 40, "CallHeader is sent as raw bytes");
+static_assert(sizeof(CallHeader) == 48, "CallHeader is sent as raw bytes");
 
 inline constexpr std::uint32_t kFlagNonFiniteInput = 1u << 0;  // RINGSYNC_CHECK_FINITE found NaN/Inf
 // CallHeader::flags bit: this rank's ring all-reduce sent its first segment to its right
@@ -39,7 +44,7 @@ const char* collectiveName(CollectiveKind kind);
 // " on device buffers" follows for device memory.
 std::string describeCall(const CallHeader& header);
 
-// Same call? (Everything but flags, which carry per-rank observations.)
+// Same call? (Everything but flags and arrivalNs, which carry per-rank observations.)
 bool sameCall(const CallHeader& a, const CallHeader& b);
 
 }  // namespace ringsync::detail

@@ -34,12 +34,13 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks);
 [[gnu::noinline, gnu::cold]] void reportCallMismatch(const RoundTransport& exchange);
 
 // MismatchError naming every rank whose call differs from rank 0's, and both calls. Nearly every
-// call matches, so this is inline and compares bytes: sameCall() compares every field but `flags`,
-// the header's last member, so equal leading bytes mean the same call. The message (which
+// call matches, so this is inline and compares bytes: sameCall() compares every field but `flags`
+// and `arrivalNs`, the header's last members, so equal leading bytes mean the same call. The message (which
 // allocates) is built only on a difference. This keeps RINGSYNC_CHECK=1 cheap at 8 B.
 inline void checkSameCall(const RoundTransport& exchange) {
-  static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == sizeof(CallHeader),
-                "flags must be the last member of CallHeader");
+  static_assert(offsetof(CallHeader, flags) + sizeof(CallHeader::flags) == offsetof(CallHeader, arrivalNs) &&
+                    offsetof(CallHeader, arrivalNs) + sizeof(CallHeader::arrivalNs) == sizeof(CallHeader),
+                "flags and arrivalNs (per-rank observations) must be the last members of CallHeader");
   for (int r = 1; r < exchange.size(); ++r)
     if (std::memcmp(&exchange.header(r), &exchange.header(0), offsetof(CallHeader, flags)) != 0)
       return reportCallMismatch(exchange);
@@ -48,13 +49,25 @@ inline void checkSameCall(const RoundTransport& exchange) {
 // NonFiniteError naming the ranks that flagged NaN/Inf in their input (RINGSYNC_CHECK_FINITE).
 void checkFiniteInputs(const RoundTransport& exchange);
 
+// Told every rank's fingerprint after each first round (before the check), to read the arrival
+// times the fingerprints carry (call_tracer.h).
+class ArrivalObserver {
+ public:
+  virtual void observe(const RoundTransport& round) noexcept = 0;
+
+ protected:
+  ~ArrivalObserver() = default;
+};
+
 // The one check site: every algorithm's first round ends here (collectives/algorithm_context.h).
 // Fingerprints when RINGSYNC_CHECK=1, NaN/Inf flags when RINGSYNC_CHECK_FINITE=1 (flagged ranks are
 // found with a few comparisons; the error message is built only when one is set).
 class FingerprintCheck final : public CallCheck {
  public:
   FingerprintCheck(bool checkCalls, bool checkFinite) : checkCalls_(checkCalls), checkFinite_(checkFinite) {}
+  void observeArrivals(ArrivalObserver* observer) { arrivals_ = observer; }
   void afterFirstRound(const RoundTransport& round) const override {
+    if (arrivals_) arrivals_->observe(round);
     if (checkCalls_) checkSameCall(round);
     if (!checkFinite_) return;
     for (int r = 0; r < round.size(); ++r)
@@ -65,6 +78,7 @@ class FingerprintCheck final : public CallCheck {
  private:
   bool checkCalls_;
   bool checkFinite_;
+  ArrivalObserver* arrivals_ = nullptr;
 };
 
 }  // namespace ringsync::detail

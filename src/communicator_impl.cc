@@ -37,6 +37,8 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   if (size_ > 1) ringScratch_.reserve(static_cast<std::size_t>(ring_.depth) * ring_.segmentBytes);
   rounds_ = std::make_unique<detail::RoundTransport>(comm_, rank_, size_, detail::roundCapacity(size_, options_));
   device_ = detail::makeDevicePath({comm_, rank_, size_, localRank_, &options_, &logger_});
+  tracer_.start(comm_, rank_, size_, localSize_ == size_, options_);
+  if (tracer_.measuring()) check_.observeArrivals(&tracer_);
   if (rank_ == 0 && logger_.enabled(LogLevel::kInfo))
     logger_.info("communicator of " + std::to_string(size_) + " ranks; " + options_.describe());
 }
@@ -57,6 +59,9 @@ void Communicator::Impl::agreeOnSettings() {
 Communicator::Impl::~Impl() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  // Writing the timeline waits this long at most for a peer's part: a failed peer must not hold it up.
+  const double mergeSeconds = options_.timeoutSeconds > 0 ? std::min(options_.timeoutSeconds, 10.0) : 10.0;
+  tracer_.finish(comm_, !aborted_ && !finalized, mergeSeconds, logger_);
   if (aborted_) {
     // Receives abandoned by the failed call may still complete into this memory: never free it.
     ringScratch_.abandon();
@@ -76,6 +81,7 @@ void Communicator::Impl::abort(const std::string& reason) noexcept {
   if (aborted_) return;
   aborted_ = true;
   abortReason_ = reason;
+  tracer_.flushAfterFailure();
   if (device_) device_->abort();
   logger_.log(LogLevel::kError, "communicator aborted: " + reason);
 }
@@ -107,6 +113,7 @@ detail::CallHeader Communicator::Impl::nextHeader(detail::CollectiveKind kind, s
   header.op = op;
   header.root = root;
   header.memory = static_cast<std::uint32_t>(memory);
+  tracer_.begin(header);
   return header;
 }
 
@@ -130,6 +137,7 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
                                        const char* reason) {
   lastRoute_ = route;
   lastAlgorithm_ = algorithm;
+  tracer_.end(detail::routeName(route), algorithm, route != detail::Route::kHostRing);
   if (!logger_.enabled(LogLevel::kInfo)) return;
   const Placement placement = lastPlacement();
   std::string line = describeCall(header) + " on " +

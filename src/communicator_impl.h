@@ -21,6 +21,7 @@
 #include "algorithm_selection.h"
 #include "backend_selection.h"
 #include "call_check.h"
+#include "call_tracer.h"
 #include "collectives/algorithms.h"
 #include "collectives/round_transport.h"
 #include "collectives/scattered_buffer.h"
@@ -107,6 +108,7 @@ class Communicator::Impl {
   Options options_;
   detail::Logger logger_;
   detail::FingerprintCheck check_;
+  detail::CallTracer tracer_;  // arrival times, straggler report, RINGSYNC_TIMELINE
   std::uint64_t sequence_ = 0;
   bool aborted_ = false;
   std::string abortReason_;

@@ -16,10 +16,13 @@ template <typename Body> void Communicator::Impl::guarded(Body&& body) {
   try {
     body();
   } catch (const MismatchError&) {
+    tracer_.failed();
     throw;  // detected from the fingerprints before any data moved: peers are still in step
   } catch (const NonFiniteError&) {
+    tracer_.failed();
     throw;  // likewise
   } catch (const std::exception& error) {
+    tracer_.failed();
     abort(error.what());  // timeout or transport failure: messages may still be in flight
     throw;
   }
@@ -75,7 +78,9 @@ void Communicator::Impl::allreduce(const void* send, void* recv, std::size_t cou
     bool agreed = false;
     if (deviceRoute("allreduce", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
+      tracer_.deviceMark(stream);
       device_->ncclAllreduce(send, recv, count, type, op, stream, deadline);
+      tracer_.deviceMark(stream);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }
@@ -130,7 +135,9 @@ void Communicator::Impl::broadcast(void* buf, std::size_t count, DataType type, 
     bool agreed = false;
     if (deviceRoute("broadcast", header, deadline, &agreed) == Route::kNccl) {
       if (!agreed && size_ > 1) agree(header, deadline);
+      tracer_.deviceMark(stream);
       device_->ncclBroadcast(buf, count, type, root, stream, deadline);
+      tracer_.deviceMark(stream);
       notePlacement(header, Route::kNccl, "nccl", "NCCL serves device buffers (one GPU per rank)");
       return;
     }

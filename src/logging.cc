@@ -10,4 +10,9 @@ void Logger::log(LogLevel level, const std::string& message) const {
   std::fprintf(stderr, "[ringsync rank %d] %s: %s\n", rank_, logLevelName(level), message.c_str());
 }
 
+void Logger::report(const std::string& message) const {
+  if (!enabled(LogLevel::kWarn)) return;
+  std::fprintf(stderr, "[ringsync rank %d] report: %s\n", rank_, message.c_str());
+}
+
 }  // namespace ringsync::detail

@@ -17,6 +17,9 @@ class Logger {
   void log(LogLevel level, const std::string& message) const;
   void warn(const std::string& message) const { log(LogLevel::kWarn, message); }
   void info(const std::string& message) const { log(LogLevel::kInfo, message); }
+  // A summary asked for by a setting (the straggler report with RINGSYNC_TIMELINE): printed like a
+  // warning (unless RINGSYNC_LOG=error), tagged "report".
+  void report(const std::string& message) const;
 
  private:
   LogLevel level_ = LogLevel::kWarn;

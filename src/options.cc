@@ -119,6 +119,7 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_CUDA_DEVICE")) options.cudaDevice = parseInt("RINGSYNC_CUDA_DEVICE", v);
   if (const char* v = readVariable("RINGSYNC_BUCKET_BYTES")) options.bucketBytes = parseBytes("RINGSYNC_BUCKET_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_FIRST_BUCKET_BYTES")) options.firstBucketBytes = parseBytes("RINGSYNC_FIRST_BUCKET_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_TIMELINE")) options.timelinePath = v;
   options.validate();
   return options;
 }
@@ -148,6 +149,7 @@ std::string Options::describe() const {
       << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_LOG=" << logLevelName(logLevel)
       << " RINGSYNC_CUDA_DEVICE=" << cudaDevice << " RINGSYNC_BUCKET_BYTES=" << bucketBytes
       << " RINGSYNC_FIRST_BUCKET_BYTES=" << firstBucketBytes;
+  if (!timelinePath.empty()) out << " RINGSYNC_TIMELINE=" << timelinePath;
   return out.str();
 }
 

@@ -58,6 +58,11 @@ struct Options {
   // node a bucket's all-reduce goes through shared memory (split) rather than the ring.
   std::size_t bucketBytes = 1024 * 1024;
   std::size_t firstBucketBytes = 256 * 1024;
+  // RINGSYNC_TIMELINE=PATH: record every collective and GradientAverager bucket of the process and
+  // write them, merged over the ranks, to PATH as a Chrome trace (Perfetto, chrome://tracing)
+  // when the last communicator ends; also prints the straggler report. Empty: off (no cost).
+  // May differ between ranks (rank 0's PATH names the merged file).
+  std::string timelinePath;
 
   static constexpr std::size_t kMaxSmallBytes = 4 * 1024 * 1024;
   static constexpr std::size_t kPointToPointSmallBytes = 32 * 1024;

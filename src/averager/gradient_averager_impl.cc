@@ -64,6 +64,7 @@ GradientAverager::Impl::Impl(const Communicator& comm, std::vector<GradientBuffe
   readyAt_.resize(buckets_.size());
   timings_.resize(buckets_.size());
   stats_.buckets = buckets_.size();
+  timeline_ = detail::Timeline::current();
   if (comm_.rank() == 0 && logger_.enabled(LogLevel::kInfo))
     logger_.info(describePlan(buckets_, settings_, gradients_.size(), overlap_));
 }
@@ -127,6 +128,7 @@ void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
   ensureAgreed();
   marked_[index] = true;
   ++markedCount_;
+  if (timeline_) timeline_->instant(detail::SpanKind::kMarkReady, index);
   if (gradients_[index].onDevice) deviceRunner_->noteReady(index, stream);
   if (!overlap_) return;
   const std::size_t bucket = bucketOf_[index];
@@ -156,6 +158,7 @@ void GradientAverager::Impl::synchronize() {
   ensureUsable();
   ensureAgreed();
   checkAllMarked();
+  const detail::TimelineSpan waiting(timeline_.get(), detail::SpanKind::kSynchronize, stats_.steps);
   const auto start = std::chrono::steady_clock::now();
   std::exception_ptr error = overlap_ ? waitForBuckets() : runAllBuckets();
   if (!error && deviceRunner_) {

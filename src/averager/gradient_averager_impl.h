@@ -20,6 +20,7 @@
 #include "gradient_averager_checks.h"
 #include "gradient_averager_runner.h"
 #include "src/logging.h"
+#include "src/timeline.h"
 #include "ringsync/errors.h"
 #include "ringsync/gradient_averager.h"
 
@@ -81,6 +82,9 @@ struct GradientAverager::Impl {
   std::exception_ptr error_;           // first failure this step; later buckets are skipped
   bool stop_ = false;
   std::thread thread_;
+
+  // RINGSYNC_TIMELINE: the process's recorder (null when off), for markReady, buckets, synchronize.
+  std::shared_ptr<detail::Timeline> timeline_;
 };
 
 }  // namespace ringsync

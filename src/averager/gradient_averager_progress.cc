@@ -8,6 +8,7 @@
 namespace ringsync {
 
 void GradientAverager::Impl::runBucket(std::size_t bucket) {
+  const detail::TimelineSpan span(timeline_.get(), detail::SpanKind::kBucket, bucket);
   detail::BucketRunner& runner = buckets_[bucket].onDevice ? *deviceRunner_ : *hostRunner_;
   BucketTiming& timing = timings_[bucket];
   timing = BucketTiming{buckets_[bucket].bytes(), buckets_[bucket].members.size()};

@@ -89,6 +89,8 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
       ->capture_default_str();
   app.add_flag_callback("--no-epoch-eval", [&c] { c.evaluateEachEpoch = false; }, "Evaluate only at the end, not after every epoch");
   app.add_option("--json", c.jsonPath, "Write the metrics to this JSON file");
+  app.add_option("--timeline", c.timelinePath,
+                 "Write a Chrome trace of every collective and gradient bucket here (RINGSYNC_TIMELINE)");
   app.add_option("--checkpoint", c.checkpointPath, "Save checkpoints here (atomically, from rank 0)");
   app.add_option("--checkpoint-every", c.checkpointEvery, "Steps between checkpoints (0: after every epoch)");
   app.add_flag("--resume", c.resume, "Continue from --checkpoint FILE");

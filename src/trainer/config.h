@@ -46,6 +46,7 @@ struct TrainerConfig {
   std::size_t replicaCheckEvery = 200; // steps between replica checks (0: only at the end)
   bool evaluateEachEpoch = true;       // test accuracy after every epoch (always at the end)
   std::string jsonPath;
+  std::string timelinePath;            // --timeline: RINGSYNC_TIMELINE for this run ("" keeps the environment's)
   std::string checkpointPath;
   std::size_t checkpointEvery = 0;     // steps between checkpoints (0: after every epoch)
   bool resume = false;

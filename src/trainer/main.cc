@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
   TrainerConfig config;
   if (auto code = parseCommandLine(argc, argv, config, rank == 0, std::cout, std::cerr)) return *code;
   try {
-    ringsync::Communicator comm(MPI_COMM_WORLD);
+    ringsync::Options options = ringsync::Options::fromEnvironment();
+    if (!config.timelinePath.empty()) options.timelinePath = config.timelinePath;
+    ringsync::Communicator comm(MPI_COMM_WORLD, options);
 #ifdef RINGSYNC_TRAINER_WITH_CUDA
     const GpuHooks hooks = gpuHooks();
     const GpuHooks* gpu = &hooks;

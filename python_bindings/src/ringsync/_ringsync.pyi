@@ -33,6 +33,7 @@ class Options:
     cuda_device: int
     bucket_bytes: int
     first_bucket_bytes: int
+    timeline_path: str  # RINGSYNC_TIMELINE; '' is off
     def __init__(self) -> None: ...
     @staticmethod
     def from_environment() -> Options: ...

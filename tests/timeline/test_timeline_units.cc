@@ -1,0 +1,94 @@
+// The timeline's pieces on one rank: JSON string escaping, the straggler counts and report, the
+// rings' order and overwriting, and the file a single rank writes.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "src/straggler_stats.h"
+#include "src/timeline.h"
+#include "src/timeline_output.h"
+
+using namespace ringsync::detail;
+
+TEST_CASE("jsonString escapes quotes, backslashes and control characters") {
+  CHECK(jsonString("plain") == "\"plain\"");
+  CHECK(jsonString("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(jsonString("line\nnext\ttab\r") == "\"line\\nnext\\ttab\\r\"");
+  CHECK(jsonString(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+  CHECK(jsonString("caf\xc3\xa9") == "\"caf\xc3\xa9\"");  // UTF-8 passes through
+}
+
+TEST_CASE("StragglerStats counts the last rank and what the others waited") {
+  StragglerStats stats(3);
+  const std::int64_t first[] = {100, 400, 250};  // rank 1 last: waited 300 + 0 + 150
+  const std::int64_t second[] = {500, 200, 200};  // rank 0 last: 0 + 300 + 300
+  const std::int64_t third[] = {10, 90, 40};     // rank 1 last: 80 + 0 + 50
+  CHECK(stats.note(first, 3) == 1);
+  CHECK(stats.note(second, 3) == 0);
+  CHECK(stats.note(third, 3) == 1);
+  CHECK(stats.calls() == 3);
+  CHECK(stats.lastCount() == std::vector<std::uint64_t>{1, 2, 0});
+  CHECK(stats.waitedNs() == std::vector<std::int64_t>{600, 580, 0});
+  CHECK(stats.straggler() == 1);
+  const std::string report = stats.report("communicator 0");
+  CHECK(report.find("rank 1: last to arrive in 2 calls (66.7%)") != std::string::npos);
+  CHECK(report.find("straggler: last in more than half") != std::string::npos);
+  const std::int64_t tied[] = {7, 7, 7};  // nobody waited: the lowest rank counts as last
+  StragglerStats even(3);
+  CHECK(even.note(tied, 3) == 0);
+  CHECK(even.note(second, 3) == 0);
+  CHECK(even.note(first, 3) == 1);
+  CHECK(even.note(third, 3) == 1);
+  CHECK(even.straggler() == -1);  // last in exactly half is not more than half
+}
+
+TEST_CASE("the rings keep the latest records in order and count what they dropped") {
+  Timeline timeline("/unused", 0, 2, 0);
+  std::int64_t* arrivals = nullptr;
+  const std::size_t total = Timeline::kCallCapacity + 5;
+  for (std::size_t i = 0; i < total; ++i) timeline.claimCall(&arrivals)->sequence = i;
+  const auto calls = static_cast<const Timeline&>(timeline).calls();
+  REQUIRE(calls.size() == Timeline::kCallCapacity);
+  CHECK(calls.front()->sequence == 5);
+  CHECK(calls.back()->sequence == total - 1);
+  CHECK(timeline.droppedCalls() == 5);
+  timeline.instant(SpanKind::kMarkReady, 3);
+  REQUIRE(timeline.spans().size() == 1);
+  CHECK(timeline.spans()[0]->endNs == timeline.spans()[0]->startNs);
+}
+
+TEST_CASE("one rank's trace is a complete file with its events") {
+  Timeline timeline("/unused", 0, 1, 0);
+  const int track = timeline.attach();
+  std::int64_t* arrivals = nullptr;
+  CallRecord* call = timeline.claimCall(&arrivals);
+  call->kind = 1;  // allreduce
+  call->dataType = 8;
+  call->startNs = 1000;
+  call->endNs = 3500;
+  call->track = track;
+  call->backend = "host-ring";
+  call->algorithm = "direct";
+  {
+    TimelineSpan bucket(&timeline, SpanKind::kBucket, 0);
+  }
+  const std::string file = traceFile({traceEvents(timeline)}, timeline, 1);
+  CHECK(file.rfind("{\"traceEvents\":[", 0) == 0);
+  CHECK(file.find("\"name\":\"allreduce\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1.000,\"dur\":2.500") != std::string::npos);
+  CHECK(file.find("\"algorithm\":\"direct\"") != std::string::npos);
+  CHECK(file.find("\"name\":\"bucket 0\"") != std::string::npos);
+  CHECK(file.find("\"name\":\"pack\"") == std::string::npos);  // the bucket ran no collective
+  CHECK(file.substr(file.size() - 3) == "}}\n");
+  const std::string path = "/tmp/ringsync-timeline-unit-" + std::to_string(::getpid()) + ".json";
+  REQUIRE(writeFileAtomically(path, file));
+  std::ifstream in(path);
+  std::stringstream read;
+  read << in.rdbuf();
+  CHECK(read.str() == file);
+  std::remove(path.c_str());
+  CHECK_FALSE(writeFileAtomically("/nonexistent-folder/trace.json", file));
+}

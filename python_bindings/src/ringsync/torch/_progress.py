@@ -1,0 +1,73 @@
+"""The progress thread: the one thread that calls the ringsync communicator of a process group.
+
+Collectives are queued in the order the caller issues them and run one after another on this
+thread, so every rank issues them to ringsync in the same order (the order torch and DDP already
+guarantee), while the caller goes on: DDP's backward keeps computing gradients while the
+previous bucket is being all-reduced (the bindings release the GIL during communication).
+A job's result or exception completes its torch Future on this thread; DDP's callbacks attached
+to the future run here too, as they run on Gloo's worker threads.
+"""
+
+import queue
+import threading
+
+import torch
+
+_STOP = object()
+
+
+class ProgressThread:
+    def __init__(self, name):
+        self._jobs = queue.SimpleQueue()
+        self._closed = False
+        # A daemon, so an interpreter that exits with work still queued (after an error) is not
+        # kept alive by it; close() is the orderly way out.
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, job, devices=None, stream=None):
+        """Queue `job()` (it returns the future's value) and return the torch Future it completes.
+
+        devices/stream: for CUDA tensors, the future records its completion on `stream` (the
+        caller's current stream, on which ringsync ordered the collective).
+        """
+        if self._closed:
+            from .._ringsync import AbortedError
+
+            raise AbortedError("ringsync backend: this process group was shut down")
+        future = torch.futures.Future(devices=devices) if devices else torch.futures.Future()
+        self._jobs.put((job, future, stream))
+        return future
+
+    def close(self, timeout_seconds=None):
+        """Let the queued jobs finish, then stop the thread (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._jobs.put(_STOP)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout_seconds)
+
+    def _run(self):
+        while True:
+            item = self._jobs.get()
+            if item is _STOP:
+                return
+            job, future, stream = item
+            del item  # drop the tensors with the job, not at the next get()
+            if stream is None:
+                _complete(job, future)
+            else:
+                # The job's copies, the collective and the future's completion event are all
+                # ordered on the caller's stream, as NCCL orders its kernels.
+                with torch.cuda.stream(stream):
+                    _complete(job, future)
+            del job, future
+
+
+def _complete(job, future):
+    try:
+        value = job()
+    except BaseException as error:  # noqa: BLE001 - every failure belongs to the caller
+        future.set_exception(error)
+        return
+    future.set_result(value)

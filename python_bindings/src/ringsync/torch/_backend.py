@@ -62,10 +62,8 @@ def create_process_group(dist_backend_opts, backend_options=None):
     """The creator torch.distributed calls for backend "ringsync" (registered with extended_api=True)."""
     rank, size = dist_backend_opts.group_rank, dist_backend_opts.group_size
     options = _options(dist_backend_opts.timeout, backend_options)
-    ranks = list(dist_backend_opts.global_ranks_in_group)
-    is_world = not ranks or ranks == list(range(len(ranks))) and _pending_world is not None
-    comm = _world_communicator(options) if not ranks else _group_communicator(ranks, options)
-    del is_world
+    ranks = list(dist_backend_opts.global_ranks_in_group)  # empty for the default group
+    comm = _group_communicator(ranks, options) if ranks else _world_communicator(options)
     if comm.size != size or comm.rank != rank:
         raise InvalidArgument(
             f"ringsync backend: torch says rank {rank} of {size}, MPI says rank {comm.rank} of {comm.size}; "

@@ -39,10 +39,11 @@ def main():
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
-    except BaseException:
+        status = main()
+    except Exception:  # noqa: BLE001 - end the whole job, so no peer waits for this rank
         import traceback
 
         traceback.print_exc()
         sys.stderr.flush()
         ringsync.abort(1)
+    sys.exit(status)

@@ -102,6 +102,6 @@ def test_coalesced_allreduce_reduces_every_tensor():
     if not hasattr(dist, "all_reduce_coalesced"):
         pytest.skip("SKIPPED: this torch has no all_reduce_coalesced")
     n, rank = dist.get_world_size(), dist.get_rank()
-    tensors = [torch.full((3,), float(rank)), torch.full((5,), float(rank), dtype=torch.float64)]
+    tensors = [torch.full((3,), float(rank)), torch.full((5,), float(rank))]
     dist.all_reduce_coalesced(tensors)
     assert all((t == n * (n - 1) / 2).all() for t in tensors)

@@ -96,9 +96,10 @@ def test_linear_batchnorm_relu_linear(gloo, find_unused):
     gloo_trained = train_ddp(copy.deepcopy(start), gloo, find_unused)
     alone = train_alone(copy.deepcopy(start), dist.get_world_size())
     check(trained, gloo_trained, alone, gloo)
-    # DDP broadcasts rank 0's buffers before every forward: rank 0's running statistics everywhere.
-    for name, buffer in trained.named_buffers():
-        assert same_on_every_rank(buffer, gloo), f"buffer {name} differs between ranks"
+    # DDP broadcasts rank 0's buffers before every forward, then each rank's forward updates its
+    # running statistics from its own shard: the same on both backends.
+    for (name, buffer), (_, on_gloo) in zip(trained.named_buffers(), gloo_trained.named_buffers()):
+        assert relative_difference(buffer.double(), on_gloo.double()) <= 1e-6, f"buffer {name}"
 
 
 def test_a_model_with_an_unused_parameter(gloo):

@@ -1,18 +1,18 @@
 """ProcessGroupRingsync: torch.distributed's collectives carried by one ringsync Communicator.
 
 Each collective checks its arguments on the caller's thread (a bad call raises there, before
-anything is sent), then queues one job on the group's ProgressThread and returns a Work made
-from that job's Future (torch's pattern for Python process groups). Failures while the job runs
-(MismatchError, TimeoutError, AbortedError, ...) are ringsync's exceptions, raised by
-Work.wait(), by the future's wait()/value(), and by DDP's backward.
+anything is sent), then queues one job on the group's ProgressThread and returns a RingsyncWork
+that completes with that job's Future. Failures while the job runs (MismatchError, TimeoutError,
+AbortedError, ...) are ringsync's exceptions, raised by Work.wait(), and carried (with ringsync's
+message) by the Work's future, and so by DDP's backward.
 """
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import _create_work_from_future
 
 from .._ringsync import InvalidArgument
 from ._progress import ProgressThread
+from ._work import RingsyncWork
 from ._tensors import Staged, as_array, check_dtype, op_name, ringsync_op
 
 _UNSUPPORTED = ("reduce", "gather", "scatter", "alltoall", "all_to_all_single", "alltoall_base", "send", "recv",
@@ -72,11 +72,16 @@ class ProcessGroupRingsync(dist.ProcessGroup):
 
     def _submit(self, job, tensors):
         devices, stream = _cuda_stream(tensors)
-        return _create_work_from_future(self._progress.submit(job, devices, stream))
+        return RingsyncWork(self._progress.submit(job, devices, stream))
 
     def shutdown(self):
-        """Finish what is queued and stop the progress thread (torch calls it on destroy)."""
+        """Finish what is queued, stop the progress thread and let the communicator go.
+
+        torch keeps process groups alive until the interpreter is gone; the communicator is
+        released here (and at exit) so that it does not outlive ringsync's bindings.
+        """
         self._progress.close()
+        self._comm = None
 
     # -- collectives ------------------------------------------------------------------------
 

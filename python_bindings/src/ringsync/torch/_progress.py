@@ -8,6 +8,7 @@ A job's result or exception completes its torch Future on this thread; DDP's cal
 to the future run here too, as they run on Gloo's worker threads.
 """
 
+import copy
 import queue
 import threading
 
@@ -64,10 +65,37 @@ class ProgressThread:
             del job, future
 
 
+class Failed:
+    """A job's exception, as the value of its future (see RingsyncWork for why not set_exception)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+    def fresh(self):
+        """A new exception of the same type and message, to raise: the stored one is never raised
+        again, so its traceback never grows frames that point back at the future."""
+        try:
+            return copy.copy(self.error)
+        except Exception:  # noqa: BLE001 - an exception type that cannot be copied
+            return RuntimeError(f"{type(self.error).__name__}: {self.error}")
+
+
 def _complete(job, future):
+    value, error = _run(job)
+    future.set_result(value if error is None else Failed(error))
+
+
+def _run(job):
+    """(job(), None) or (None, the exception job raised, without its traceback).
+
+    Only copies of the exception are ever raised to the caller (Failed.fresh), so its traceback
+    would show nothing; kept, it would hold the frames of the job and of this thread, and with
+    them the communicator and the tensors, for as long as torch keeps the Work (its flight
+    recorder keeps recent ones): nanobind then reports the communicator leaked at exit.
+    """
     try:
-        value = job()
+        return job(), None
     except BaseException as error:  # noqa: BLE001 - every failure belongs to the caller
-        future.set_exception(error)
-        return
-    future.set_result(value)
+        return None, error.with_traceback(None)

@@ -42,3 +42,16 @@ def test_future_callbacks_see_the_result():
     x = torch.ones(8)
     chained = dist.all_reduce(x, async_op=True).get_future().then(lambda f: f.value()[0] * 2)
     assert torch.equal(chained.wait(), torch.full((8,), 2.0 * n))
+
+
+def test_a_synchronous_call_behind_queued_ones_waits_its_turn():
+    """async_op=False runs on the caller's thread only when nothing is queued; otherwise in order."""
+    n, rank = dist.get_world_size(), dist.get_rank()
+    big = torch.full((1 << 20,), float(rank))
+    work = dist.all_reduce(big, async_op=True)
+    small = torch.full((4,), float(rank + 1))
+    dist.all_reduce(small)  # queued behind `big` on every rank, or run here once it is done
+    assert work.is_completed()
+    assert torch.equal(small, torch.full((4,), n * (n + 1) / 2))
+    work.wait()
+    assert torch.equal(big, torch.full((1 << 20,), n * (n - 1) / 2))

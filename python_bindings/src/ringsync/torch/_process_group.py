@@ -70,9 +70,11 @@ class ProcessGroupRingsync(dist.ProcessGroup):
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def _submit(self, job, tensors):
+    def _submit(self, job, tensors, opts):
         devices, stream = _cuda_stream(tensors)
-        return RingsyncWork(self._progress.submit(job, devices, stream))
+        # async_op=False: torch waits at once, so the job may run on this thread (ProgressThread.submit).
+        inline = opts is not None and not getattr(opts, "asyncOp", True)
+        return RingsyncWork(self._progress.submit(job, devices, stream, inline))
 
     def shutdown(self):
         """Finish what is queued, stop the progress thread and let the communicator go.
@@ -87,13 +89,13 @@ class ProcessGroupRingsync(dist.ProcessGroup):
 
     def allreduce(self, tensor_list, opts=None):
         op = op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM, "allreduce")
-        return self._allreduce(list(tensor_list), op, "allreduce")
+        return self._allreduce(list(tensor_list), op, "allreduce", opts)
 
     def allreduce_coalesced(self, tensor_list, opts=None):
         op = op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM, "allreduce_coalesced")
-        return self._allreduce(list(tensor_list), op, "allreduce_coalesced")
+        return self._allreduce(list(tensor_list), op, "allreduce_coalesced", opts)
 
-    def _allreduce(self, tensors, op, call):
+    def _allreduce(self, tensors, op, call, opts):
         for t in tensors:
             check_dtype(t, call, op)
         staged = [Staged(t) for t in tensors]
@@ -105,7 +107,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
                 s.finish()
             return tensors
 
-        return self._submit(job, tensors)
+        return self._submit(job, tensors, opts)
 
     def broadcast(self, tensor_list, opts=None):
         root = opts.rootRank if opts is not None else 0
@@ -124,7 +126,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
                 s.finish()
             return tensors
 
-        return self._submit(job, tensors)
+        return self._submit(job, tensors, opts)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
         """output_tensors[0][r] = input of rank r (list form: gathered into one block, then copied out)."""
@@ -146,7 +148,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
                 out.copy_(block[r].view(out.shape))
             return outputs
 
-        return self._submit(self._gather_job(x, block, scatter_rows), [x, *outputs])
+        return self._submit(self._gather_job(x, block, scatter_rows), [x, *outputs], opts)
 
     def all_gather_single(self, output, input, opts=None):  # noqa: A002 - torch's name
         """output = the inputs of ranks 0..n-1 one after another (all_gather_into_tensor)."""
@@ -161,7 +163,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
             staged.finish()
             return [output]
 
-        return self._submit(self._gather_job(input, staged.dense, finish), [input, output])
+        return self._submit(self._gather_job(input, staged.dense, finish), [input, output], opts)
 
     _allgather_base = all_gather_single  # the name before torch 2.12
 
@@ -203,7 +205,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
                                       f"the output is {out.dtype} x {out.numel()}")
         check_dtype(out, "reduce_scatter", op)
         block = torch.cat([t.reshape(-1) for t in inputs])  # a copy: the inputs stay untouched
-        return self._reduce_scatter(block, out, op, [out, *inputs])
+        return self._reduce_scatter(block, out, op, [out, *inputs], opts)
 
     def reduce_scatter_single(self, output, input, opts=None):  # noqa: A002 - torch's name
         """output = rank's slice of the reduction of input (reduce_scatter_tensor); composed like reduce_scatter."""
@@ -214,11 +216,11 @@ class ProcessGroupRingsync(dist.ProcessGroup):
                                   f"= {n * output.numel()} {output.dtype} elements, has {input.numel()} {input.dtype}")
         check_dtype(output, "reduce_scatter_tensor", op)
         block = input.reshape(-1).clone()  # a copy: the input stays untouched
-        return self._reduce_scatter(block, output, op, [output, input])
+        return self._reduce_scatter(block, output, op, [output, input], opts)
 
     _reduce_scatter_base = reduce_scatter_single  # the name before torch 2.12
 
-    def _reduce_scatter(self, block, out, op, tensors):
+    def _reduce_scatter(self, block, out, op, tensors, opts):
         comm = self._comm
         begin = self.rank() * out.numel()
 
@@ -227,7 +229,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
             out.copy_(block[begin:begin + out.numel()].view(out.shape))
             return [out]
 
-        return self._submit(job, tensors)
+        return self._submit(job, tensors, opts)
 
     def barrier(self, opts=None):
         comm = self._comm
@@ -236,7 +238,7 @@ class ProcessGroupRingsync(dist.ProcessGroup):
             comm.barrier()
             return []
 
-        return self._submit(job, [])
+        return self._submit(job, [], opts)
 
 
 for _name in _UNSUPPORTED:

@@ -33,7 +33,7 @@ import ringsync.torch  # noqa: F401 - registers backend "ringsync"
 
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 # (name, hidden width, layers, samples per rank)
-MODELS = [("comm-heavy MLP 2048x4, batch 8/rank", 2048, 4, 8), ("compute-heavier MLP 2048x4, batch 512/rank", 2048, 4, 512)]
+MODELS = [("comm-heavy MLP 1024x4, batch 8/rank", 1024, 4, 8), ("compute-heavier MLP 1024x4, batch 256/rank", 1024, 4, 256)]
 
 
 def size_text(nbytes):

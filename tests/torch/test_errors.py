@@ -73,6 +73,12 @@ def test_a_count_mismatch_between_ranks_is_ringsync_mismatch_error_through_wait(
     assert torch.equal(y, torch.full((3,), float(dist.get_world_size())))
 
 
+def test_a_mismatch_in_a_synchronous_call_raises_at_the_call():
+    rank = dist.get_rank()
+    with pytest.raises(ringsync.MismatchError, match="broadcast"):
+        dist.broadcast(torch.ones(3), src=0 if rank == 0 else 1)
+
+
 def test_a_mismatch_reaches_the_future_with_ringsyncs_message():
     """The future is what DDP chains on: torch's C++ side sees it fail, with ringsync's message."""
     rank = dist.get_rank()

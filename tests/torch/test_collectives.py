@@ -79,3 +79,13 @@ def test_barrier_completes_and_orders_with_collectives():
     dist.barrier()
     work.wait()
     assert torch.equal(x, torch.full((3,), float(n)))
+
+
+def test_broadcast_into_a_non_contiguous_view_leaves_the_rest_alone():
+    n, rank = dist.get_world_size(), dist.get_rank()
+    base = torch.full((4, 6), -1.0)
+    view = base[:, ::2]  # 4 x 3, strided
+    view.copy_(torch.arange(12, dtype=torch.float32).reshape(4, 3) + 100 * rank)
+    dist.broadcast(view, src=n - 1)
+    assert torch.equal(view, torch.arange(12, dtype=torch.float32).reshape(4, 3) + 100 * (n - 1))
+    assert (base[:, 1::2] == -1).all()

@@ -94,8 +94,6 @@ void checkContiguous(const nb::ndarray<>& a, const char* call, const char* name)
   nb::ndarray<nb::ro> readOnly;
   if (nb::try_cast(object, readOnly, false))
     reject(call, name, "is read-only (" + typeName + "); ringsync writes the result into it in place");
-  if (nb::hasattr(object, "requires_grad") && nb::cast<bool>(object.attr("requires_grad")))
-    reject(call, name, "requires grad; pass tensor.detach() (the same memory) instead");
   if (nb::hasattr(object, "dtype")) {
     const std::string dtype = text(object.attr("dtype"));
     reject(call, name, "(" + typeName + ") has dtype " + dtype + ", which ringsync cannot reduce (supported, in "
@@ -146,6 +144,10 @@ ImportedArray importArray(nb::handle object, const char* call, const char* name)
     out.type = fast.type;
     return out;
   }
+  // A torch tensor that requires grad is refused here: nanobind's import accepts it (torch's own
+  // __dlpack__ would not), and an in-place write behind autograd's back corrupts gradients.
+  if (nb::hasattr(object, "requires_grad") && nb::cast<bool>(object.attr("requires_grad")))
+    reject(call, name, "requires grad; pass tensor.detach() (the same memory) instead");
   nb::ndarray<> array;
   if (nb::try_cast(object, array, false)) return fromNdarray(std::move(array), call, name);
   if (isMlDtypesBfloat16(object)) {

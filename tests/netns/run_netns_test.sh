@@ -6,16 +6,18 @@
 #   1. all-reduce / broadcast / all-gather exact across the hosts (test_netns_collectives), and
 #      bytes really crossed the veth;
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
+#   4. (link_down, 2 hosts x 1 rank) hostB's link goes down in the middle of all-reduces: both
+#      ranks raise TimeoutError naming the other within RINGSYNC_TIMEOUT_SECONDS + 2 s;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
 #      unimpaired link's figures from the same run for comparison), when it is built.
 # The hosts come from simulated_hosts.sh (shared with bench/multihost.sh). Everything it creates
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts
 # as separate entries (4 ranks on 2 cores are slow over TCP: each part stays well under a minute).
-#   run_netns_test.sh <bin-dir> [collectives|trainer|perf|all]
+#   run_netns_test.sh <bin-dir> [collectives|trainer|perf|link_down|all]
 set -uo pipefail
 
-bin=${1:?usage: run_netns_test.sh <bin-dir> [collectives|trainer|perf|all]}
+bin=${1:?usage: run_netns_test.sh <bin-dir> [collectives|trainer|perf|link_down|all]}
 part=${2:-all}
 source "$(dirname "${BASH_SOURCE[0]}")/simulated_hosts.sh"
 work=$SIM_WORK
@@ -82,12 +84,38 @@ run_impaired_link() {
   perf "impaired ($impairment)"
 }
 
+# One rank per host: each rank's only peer is across the link, so each must name the other.
+run_link_down() {
+  local timeout=5 dir=$work/link_down i r line seconds
+  mkdir -p "$dir"
+  sim_mpirun 2 90 -x RINGSYNC_TIMEOUT_SECONDS=$timeout "$bin/test_netns_link_down" "$dir" >"$work/link_down.log" 2>&1 &
+  local job=$!
+  for ((i = 0; i < 300; ++i)); do [[ -e $dir/ready ]] && break; sleep 0.1; done
+  [[ -e $dir/ready ]] || { cat "$work/link_down.log"; fail "the all-reduces did not start within 30 s"; }
+  sim_hosts_link 1 down
+  say "hostB's link is down"
+  for ((i = 0; i < (timeout + 10) * 10; ++i)); do [[ -e $dir/rank0.txt && -e $dir/rank1.txt ]] && break; sleep 0.1; done
+  sim_hosts_link 1 up  # so that mpirun can reach hostB's daemon and end the job
+  wait "$job"
+  for r in 0 1; do
+    [[ -e $dir/rank$r.txt ]] || { cat "$work/link_down.log"; fail "rank $r reported nothing within $((timeout + 10)) s"; }
+    line=$(cat "$dir/rank$r.txt")
+    say "rank $r: $line"
+    [[ $line == timeout* ]] || fail "rank $r did not raise TimeoutError"
+    seconds=$(echo "$line" | awk '{print $2}')
+    awk -v s="$seconds" -v t="$timeout" 'BEGIN { exit !(s <= t + 2) }' || fail "rank $r took $seconds s (timeout $timeout s)"
+    [[ $line == *"rank(s) $((1 - r))"* ]] || fail "rank $r's TimeoutError does not name rank $((1 - r))"
+  done
+  say "link down: both ranks raised TimeoutError naming the other within the timeout + 2 s"
+}
+
 case $part in
-  collectives | trainer | perf | all) ;;
+  collectives | trainer | perf | all) sim_hosts_setup 2 2 ;;
+  link_down) sim_hosts_setup 2 1 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
-sim_hosts_setup 2 2
 [[ $part == collectives || $part == all ]] && run_collectives
 [[ $part == trainer || $part == all ]] && run_trainer
 [[ $part == perf || $part == all ]] && run_impaired_link
+[[ $part == link_down ]] && run_link_down
 say "$part: passed"

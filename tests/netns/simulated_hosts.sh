@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Simulated hosts on one machine, sourced by tests/netns/run_netns_test.sh and bench/multihost.sh.
 #
 # H network namespaces, each with its own hostname (a UTS namespace entered per command), so that
@@ -89,7 +90,7 @@ sim_hosts_setup() {
   done
   ip netns exec "${sim_ns[0]}" unshare --uts true 2>"$SIM_WORK/err" || sim_skip "cannot create a UTS namespace: $(cat "$SIM_WORK/err")"
   if ((hosts == 2)); then
-    sim_veth=(rsv${sim_tag}a rsv${sim_tag}b)
+    sim_veth=("rsv${sim_tag}a" "rsv${sim_tag}b")
     ip link add "${sim_veth[0]}" type veth peer name "${sim_veth[1]}" 2>"$SIM_WORK/err" ||
       sim_skip "cannot create a veth pair: $(cat "$SIM_WORK/err")"
     ip link set "${sim_veth[0]}" netns "${sim_ns[0]}" && ip link set "${sim_veth[1]}" netns "${sim_ns[1]}" ||

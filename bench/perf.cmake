@@ -51,6 +51,13 @@ if(RINGSYNC_BUILD_TESTS)
     -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 --compare nocheck)
   ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
     -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
+  # The multi-host bench, short: 2 simulated hosts x 2 ranks with a capped link, one launch each
+  # with Open MPI's default and HAN, values checked (skips where namespaces are refused).
+  add_test(NAME bench_multihost_quick.np4
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/multihost.sh --hosts 2 --ranks 2 --rate 2gbit --launches 1
+            --build ${PROJECT_BINARY_DIR} --limit 60 --sizes "-b 8 -e 1M -f 32 -n 3 -w 1")
+  set_tests_properties(bench_multihost_quick.np4 PROPERTIES TIMEOUT 150 LABELS "mpi;bench;netns" PROCESSORS 4
+    SKIP_RETURN_CODE 77 ENVIRONMENT "${RINGSYNC_PERF_TEST_ENV}")
 endif()
 
 # The memory-traffic bound the host ring is measured against (RESULTS.md).

@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <climits>
-#include <thread>
 
 #include "mpi_check.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
 namespace {
-
-constexpr unsigned kSpinRounds = 2000;   // pure spinning: the common case completes here
-constexpr unsigned kYieldRounds = 20000; // then yield the core to an oversubscribed peer
 
 int toMpiCount(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX))
@@ -27,17 +23,10 @@ std::string joinPeers(const std::vector<int>& peers) {
 
 }  // namespace
 
-Deadline::Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn)
+Deadline::Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn,
+                   const IdleWaitPolicy& wait)
     : call_(call), start_(std::chrono::steady_clock::now()), timeoutSeconds_(timeoutSeconds),
-      stallWarnSeconds_(stallWarnSeconds), warn_(std::move(warn)) {}
-
-void Deadline::backOff() {
-  if (idleRounds_ > kYieldRounds) {
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  } else if (idleRounds_ > kSpinRounds) {
-    std::this_thread::yield();
-  }
-}
+      stallWarnSeconds_(stallWarnSeconds), warn_(std::move(warn)), wait_(wait) {}
 
 void Deadline::checkClock(const std::vector<int>& peers) { checkClockFor("rank(s) " + joinPeers(peers)); }
 

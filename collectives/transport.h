@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include "call_header.h"
+#include "idle_wait.h"
 
 namespace ringsync::detail {
 
@@ -27,27 +28,30 @@ enum Tag : int { kTagHeader = 11, kTagRing = 12, kTagBroadcast = 13, kTagAllgath
 class Deadline {
  public:
   using WarnFn = std::function<void(const std::string&)>;
-  Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn);
+  Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn,
+           const IdleWaitPolicy& wait = {});
 
-  // Called while a wait makes no progress: backs off (spin, then yield, then short sleeps), warns
-  // once after the stall threshold and throws TimeoutError naming the peers after the deadline.
-  // `pendingPeers()` is only evaluated when the clock is read, off the hot path.
+  // Called while a wait makes no progress: gives the core away as the wait grows (idle_wait.h),
+  // warns once after the stall threshold and throws TimeoutError naming the peers after the
+  // deadline. `pendingPeers()` is only evaluated when the clock is read, off the hot path.
   template <typename PeersFn> void idle(PeersFn&& pendingPeers) {
-    backOff();
+    wait_.idle();
     if (++idleRounds_ % kClockEvery == 0) checkClock(pendingPeers());
   }
   // The same for a wait on something other than peers (a GPU stream, an MPI collective in the NCCL
   // bootstrap): `waitingFor` names it in the warning and the TimeoutError.
   void idleWaitingFor(const char* waitingFor) {
-    backOff();
+    wait_.idle();
     if (++idleRounds_ % kClockEvery == 0) checkClockFor(waitingFor);
   }
-  void progressed() { idleRounds_ = 0; }
+  void progressed() {
+    idleRounds_ = 0;
+    wait_.progressed();
+  }
   const CallHeader& call() const { return call_; }
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
-  void backOff();
   void checkClock(const std::vector<int>& peers);
   void checkClockFor(const std::string& waitingFor);
 
@@ -58,6 +62,7 @@ class Deadline {
   WarnFn warn_;
   bool warned_ = false;
   unsigned idleRounds_ = 0;
+  IdleWait wait_;
 };
 
 // A fixed number of request slots. Up to kInlineSlots live inside the object, so the ring, the

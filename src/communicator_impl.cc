@@ -119,8 +119,10 @@ detail::CallHeader Communicator::Impl::nextHeader(detail::CollectiveKind kind, s
 
 detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& header) const {
   const detail::Logger* log = &logger_;
+  detail::IdleWaitPolicy wait;
+  wait.spinOnly = options_.spinWait;
   return detail::Deadline(header, options_.timeoutSeconds, options_.stallWarnSeconds,
-                          [log](const std::string& message) { log->warn("stalled: " + message); });
+                          [log](const std::string& message) { log->warn("stalled: " + message); }, wait);
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {

@@ -114,6 +114,7 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_STALL_WARN_SECONDS")) options.stallWarnSeconds = parseSeconds("RINGSYNC_STALL_WARN_SECONDS", v);
   if (const char* v = readVariable("RINGSYNC_CHECK")) options.checkCalls = parseBool("RINGSYNC_CHECK", v);
   if (const char* v = readVariable("RINGSYNC_CHECK_FINITE")) options.checkFinite = parseBool("RINGSYNC_CHECK_FINITE", v);
+  if (const char* v = readVariable("RINGSYNC_SPIN_WAIT")) options.spinWait = parseBool("RINGSYNC_SPIN_WAIT", v);
   if (const char* v = readVariable("RINGSYNC_LOG"))
     options.logLevel = parseChoice("RINGSYNC_LOG", v, kLogLevels, logLevelName, "error, warn, info or debug");
   if (const char* v = readVariable("RINGSYNC_CUDA_DEVICE")) options.cudaDevice = parseInt("RINGSYNC_CUDA_DEVICE", v);
@@ -146,7 +147,8 @@ std::string Options::describe() const {
       << " RINGSYNC_SMALL_BYTES=" << smallBytes << " RINGSYNC_ALGO=" << algorithmName(algorithm)
       << " RINGSYNC_BACKEND=" << backendName(backend) << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds
       << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0)
-      << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_LOG=" << logLevelName(logLevel)
+      << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0)
+      << " RINGSYNC_LOG=" << logLevelName(logLevel)
       << " RINGSYNC_CUDA_DEVICE=" << cudaDevice << " RINGSYNC_BUCKET_BYTES=" << bucketBytes
       << " RINGSYNC_FIRST_BUCKET_BYTES=" << firstBucketBytes;
   if (!timelinePath.empty()) out << " RINGSYNC_TIMELINE=" << timelinePath;

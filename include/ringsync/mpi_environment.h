@@ -1,6 +1,8 @@
 // RAII for programs that do not manage MPI themselves: initialises MPI (asking for
 // MPI_THREAD_MULTIPLE, which GradientAverager's overlap needs) unless someone already did,
-// and finalises it on destruction only if it initialised it.
+// and finalises it on destruction only if it initialised it. Before initialising it sets
+// OMPI_MCA_mpi_yield_when_idle=1 (Open MPI's progress loop yields the core when idle) unless that
+// variable is already set or RINGSYNC_SPIN_WAIT=1 asks for spinning (options.h says why).
 #pragma once
 
 #include <mpi.h>

@@ -47,6 +47,14 @@ struct Options {
   bool checkCalls = true;
   // RINGSYNC_CHECK_FINITE=0|1: raise NonFiniteError naming the ranks whose input holds NaN/Inf.
   bool checkFinite = false;
+  // RINGSYNC_SPIN_WAIT=0|1: how a rank waits for its peers. 0 (default): poll for ~20 us, then
+  // yield the core at every poll, then (after ~1 ms) sleep in 50 us steps, so that a waiting rank
+  // does not take the CPU from the kernel's network processing or from compute threads on shared
+  // cores (collectives/idle_wait.h; across two simulated hosts on 2 cores an 8 B all-reduce took
+  // ~6 ms with spinning waits, 0.15-0.2 ms with these, 0.04-0.08 ms with Open MPI's progress loop
+  // yielding too, bench/RESULTS.md). 1: busy-poll only, for dedicated cores. Also decides
+  // whether MpiEnvironment asks Open MPI to yield in its own progress loop.
+  bool spinWait = false;
   // RINGSYNC_LOG=error|warn|info|debug: to stderr with a [ringsync rank r] prefix.
   LogLevel logLevel = LogLevel::kWarn;
   // RINGSYNC_CUDA_DEVICE: GPU used for NCCL; -1 means the local rank modulo the GPUs visible.

@@ -50,6 +50,7 @@ void registerOptions(nb::module_& m) {
       .def_rw("stall_warn_seconds", &Options::stallWarnSeconds, "RINGSYNC_STALL_WARN_SECONDS")
       .def_rw("check_calls", &Options::checkCalls, "RINGSYNC_CHECK")
       .def_rw("check_finite", &Options::checkFinite, "RINGSYNC_CHECK_FINITE")
+      .def_rw("spin_wait", &Options::spinWait, "RINGSYNC_SPIN_WAIT")
       .def_prop_rw(
           "log_level", [](const Options& o) { return std::string(logLevelName(o.logLevel)); },
           [](Options& o, const std::string& v) { o.logLevel = parseChoice("log_level", v, kLogLevels, logLevelName); },

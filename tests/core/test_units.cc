@@ -1,14 +1,20 @@
-// Single-process pieces: half conversions, ring geometry, reduce kernels, backend selection.
+// Single-process pieces: half conversions, ring geometry, reduce kernels, backend selection, how
+// waits give the core away, RINGSYNC_SPIN_WAIT.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "collectives/half.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/chunk_layout.h"
+#include "collectives/idle_wait.h"
+#include "ringsync/options.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
 
@@ -96,4 +102,53 @@ TEST_CASE("backend selection: soft placement and forced backends", "[units][back
   CHECK_THROWS_WITH(route(MemoryKind::kHost, BackendChoice::kNccl, true), Catch::Contains("host buffer"));
   CHECK_THROWS_AS(chooseRoute({"allreduce", MemoryKind::kHost, MemoryKind::kDevice, BackendChoice::kAuto, true, ""}),
                   InvalidArgument);
+}
+
+namespace {
+std::chrono::nanoseconds timeIdle(IdleWait& wait, int polls) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < polls; ++i) wait.idle();
+  return std::chrono::steady_clock::now() - start;
+}
+}  // namespace
+
+TEST_CASE("idle wait: sleeps once a wait is long, never when spinning is forced", "[units][wait]") {
+  using std::chrono::milliseconds;
+  IdleWaitPolicy policy;
+  policy.spinFor = policy.yieldFor = std::chrono::nanoseconds(0);
+  policy.sleepStep = milliseconds(20);
+  IdleWait yielding(policy);
+  // The first poll starts the wait; the clock is read on the 16th, past the spin and yield
+  // phases: from then on every poll sleeps.
+  CHECK(timeIdle(yielding, 18) >= milliseconds(40));
+  // Progress starts a new wait: its first poll does not sleep, whatever came before.
+  yielding.progressed();
+  policy.spinOnly = true;
+  policy.sleepStep = std::chrono::seconds(100);  // a single sleep would hang the test
+  IdleWait spinning(policy);
+  CHECK(timeIdle(spinning, 1000) < std::chrono::seconds(100));
+  // A long spin phase: the first polls of a wait neither yield nor sleep.
+  policy.spinOnly = false;
+  policy.spinFor = std::chrono::seconds(100);
+  IdleWait patient(policy);
+  CHECK(timeIdle(patient, 1000) < std::chrono::seconds(100));
+}
+
+TEST_CASE("options: RINGSYNC_SPIN_WAIT", "[units][wait]") {
+  CHECK_FALSE(Options{}.spinWait);
+  setenv("RINGSYNC_SPIN_WAIT", "1", 1);
+  CHECK(Options::fromEnvironment().spinWait);
+  CHECK_THAT(Options::fromEnvironment().describe(), Catch::Contains("RINGSYNC_SPIN_WAIT=1"));
+  setenv("RINGSYNC_SPIN_WAIT", "sometimes", 1);
+  CHECK_THROWS_WITH(Options::fromEnvironment(), Catch::Contains("RINGSYNC_SPIN_WAIT=\"sometimes\""));
+  unsetenv("RINGSYNC_SPIN_WAIT");
+  CHECK_FALSE(Options::fromEnvironment().spinWait);
+}
+
+TEST_CASE("MpiEnvironment asked Open MPI to yield when idle", "[units][wait]") {
+  // The test runner initialised MPI through ringsync::MpiEnvironment; CTest sets neither variable.
+  const char* spin = std::getenv("RINGSYNC_SPIN_WAIT");
+  if (spin && std::string(spin) == "1") return;
+  const char* yield = std::getenv("OMPI_MCA_mpi_yield_when_idle");
+  REQUIRE(yield != nullptr);
 }

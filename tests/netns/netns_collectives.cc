@@ -4,6 +4,7 @@
 // and all-gather, so the ring's cross-host edges carry real data.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,4 +74,25 @@ TEST_CASE("netns: broadcast from every root and all-gather are exact", "[netns]"
   for (std::size_t j = 0; j < gathered.size(); ++j)
     wrong += gathered[j] != static_cast<double>(j / count) * 1e6 + static_cast<double>(j % count);
   REQUIRE(test::allRanks(wrong == 0));
+}
+
+TEST_CASE("netns: a mismatch across the hosts raises MismatchError on every rank", "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const int n = comm.size();
+  // The last rank (on the second host) disagrees about the count; every rank must say so.
+  const std::size_t count = comm.rank() == n - 1 ? 1000 : 1001;
+  std::vector<float> data(1001, 1.0f);
+  std::string what;
+  try {
+    comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
+  } catch (const MismatchError& error) {
+    what = error.what();
+  }
+  INFO("rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+  REQUIRE(test::allRanks(what.find("rank " + std::to_string(n - 1)) != std::string::npos));
+  // Found from the fingerprints before any data moved: the communicator is still in step.
+  std::fill(data.begin(), data.end(), static_cast<float>(comm.rank()));
+  comm.allreduce(data.data(), data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+  const float expected = static_cast<float>(n * (n - 1) / 2);
+  REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [&](float x) { return x == expected; })));
 }

@@ -29,6 +29,7 @@ class Options:
     stall_warn_seconds: float
     check_calls: bool
     check_finite: bool
+    spin_wait: bool
     log_level: str  # 'error' | 'warn' | 'info' | 'debug'
     cuda_device: int
     bucket_bytes: int

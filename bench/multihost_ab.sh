@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A/B across simulated hosts: the same allreduce_perf sweep under several configurations (another
+# build, other environment variables), launched interleaved (A, B, C, A, B, C, ...) on one set of
+# hosts, then per configuration and size the median of ringsync's out-of-place time and busbw.
+# For settings that act before or outside one launch (how ranks wait, MPI's own progress loop),
+# which allreduce_perf cannot compare within a launch.
+#
+#   bench/multihost_ab.sh [--hosts H] [--ranks P] [--rate R] [--launches N]
+#                         [--sizes "-b 8 -e 8 -n 200 -w 20"] "label|build-dir|mpirun -x args" ...
+# e.g. bench/multihost_ab.sh --hosts 2 --ranks 1 "new|build|" "spin|build|-x RINGSYNC_SPIN_WAIT=1"
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../scripts/common.sh"
+hosts=2 ranks=1 rate="" launches=3 sizes="-b 8 -e 8 -n 200 -w 20"
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --hosts) hosts=$2 ;;
+    --ranks) ranks=$2 ;;
+    --rate) rate=$2 ;;
+    --launches) launches=$2 ;;
+    --sizes) sizes=$2 ;;
+    *) echo "multihost_ab.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+(($#)) || { echo "multihost_ab.sh: no configuration given (see the header of $0)" >&2; exit 2; }
+SIM_PREFIX=multihost_ab
+source "$ROOT/tests/netns/simulated_hosts.sh"
+sim_hosts_setup "$hosts" "$ranks"
+[[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
+for ((i = 1; i <= launches; ++i)); do
+  for config in "$@"; do
+    IFS='|' read -r label build extra <<<"$config"
+    # shellcheck disable=SC2086  # the extra mpirun arguments and the size flags are word lists
+    sim_mpirun $((hosts * ranks)) 300 -x RINGSYNC_TIMEOUT_SECONDS=60 $extra "$build/bin/allreduce_perf" $sizes -c 1 \
+      >"$SIM_WORK/run.txt" 2>&1 || { cat "$SIM_WORK/run.txt"; sim_fail "$label, launch $i failed"; }
+    grep -q "Out of bounds values : 0 OK" "$SIM_WORK/run.txt" || { cat "$SIM_WORK/run.txt"; sim_fail "$label: wrong values"; }
+    # size, out-of-place time (us) and busbw of every row
+    awk -v label="$label" '!/^#/ && NF >= 9 { print label, $1, $6, $8 }' "$SIM_WORK/run.txt" >>"$SIM_WORK/rows.txt"
+  done
+done
+echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}, $launches interleaved launches per configuration (medians)"
+echo "| configuration | size (B) | ringsync time (us) | busbw (GB/s) | times of the launches (us) |"
+echo "|---|---:|---:|---:|---|"
+python3 - "$SIM_WORK/rows.txt" "$@" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+for config in sys.argv[2:]:
+    label = config.split("|")[0]
+    for size in dict.fromkeys(r[1] for r in rows if r[0] == label):
+        mine = [r for r in rows if r[0] == label and r[1] == size]
+        times = [float(r[2]) for r in mine]
+        print(f"| {label} | {size} | {statistics.median(times):.1f} | "
+              f"{statistics.median(float(r[3]) for r in mine):.3f} | {' '.join(f'{t:.0f}' for t in times)} |")
+PY

@@ -1,0 +1,166 @@
+# shellcheck shell=bash
+# Simulated hosts on one machine, sourced by tests/netns/run_netns_test.sh and bench/multihost.sh.
+#
+# H network namespaces, each with its own hostname (a UTS namespace entered per command), so that
+# Open MPI sees H nodes: two hosts are joined by one veth pair; more by a bridge in a namespace of
+# its own (the "switch"), one veth pair per host. mpirun runs on the first host and starts the
+# others' daemons through plm_rsh_agent = a script that enters that host's namespaces (what ssh
+# would do on a cluster); MPI traffic is TCP over the veths. An optional tbf rate cap on every
+# host's end caps what each host sends (the kernel here has tbf but no sch_netem: no added delay).
+#
+#   sim_hosts_setup <hosts> <slots-per-host>   creates everything (sim_skip where it is refused)
+#   sim_hosts_cap_rate <rate>                  e.g. 2gbit; returns 1 (and says why) when refused
+#   sim_mpirun <np> <timeout-s> <mpirun args...>  on the first host, TCP over the veths only
+#   sim_hosts_link <host-index> up|down        a host's link, for fault tests
+#   sim_hosts_veth_bytes                       bytes through the first host's veth, both ways
+# Everything is removed on exit (trap), failure included; namespaces of an earlier run that was
+# SIGKILLed are removed at the next setup. The caller defines nothing; it may set SIM_PREFIX (the
+# log prefix) before sourcing. sim_skip exits 77 (CTest's skip code).
+
+readonly SIM_SKIP=77
+readonly SIM_SUBNET=10.213.7
+SIM_PREFIX=${SIM_PREFIX:-netns}
+sim_tag=$$
+sim_ns=() sim_veth=() sim_names=()
+sim_switch=""
+sim_child=0
+SIM_WORK=$(mktemp -d /tmp/ringsync-netns-XXXXXX)
+
+sim_say() { echo "$SIM_PREFIX [${SECONDS}s]: $*"; }
+sim_skip() { sim_say "SKIPPED: $*"; exit $SIM_SKIP; }
+sim_fail() { sim_say "FAILED: $*"; exit 1; }
+
+sim_cleanup() {
+  # Deleting a namespace deletes the veth ends inside it, and with them the pairs.
+  local ns
+  for ns in "${sim_ns[@]}" $sim_switch; do
+    ip netns del "$ns" 2>/dev/null
+    rm -rf "/etc/netns/$ns"
+  done
+  rm -rf "$SIM_WORK"
+}
+# On a signal, stop the MPI job first (timeout(1) passes TERM on to mpirun), then clean up.
+sim_on_signal() {
+  ((sim_child)) && kill -TERM "$sim_child" 2>/dev/null && wait "$sim_child" 2>/dev/null
+  exit 130
+}
+trap sim_cleanup EXIT
+trap sim_on_signal INT TERM HUP
+
+# Namespaces of an earlier run that was SIGKILLed (no trap runs then): its pid is in the name.
+sim_remove_stale() {
+  local ns pid
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^ringsync-[0-9]+-[a-z]+$'); do
+    pid=${ns#ringsync-}
+    pid=${pid%-*}
+    if ! kill -0 "$pid" 2>/dev/null; then
+      ip netns del "$ns" 2>/dev/null
+      rm -rf "/etc/netns/$ns"
+    fi
+  done
+}
+
+sim_host_name() {  # 0 -> hostA, 1 -> hostB, ...
+  local letters=ABCDEFGHIJKLMNOPQRSTUVWXYZ
+  echo "host${letters:$1:1}"
+}
+
+# Joins host i's namespace to the others: the end inside the host is sim_veth[i].
+sim_link_host() {
+  local i=$1 host=rsv${sim_tag}h$1 sw=rsv${sim_tag}s$1  # interface names are at most 15 characters
+  ip link add "$host" type veth peer name "$sw" 2>"$SIM_WORK/err" || sim_skip "cannot create a veth pair: $(cat "$SIM_WORK/err")"
+  ip link set "$host" netns "${sim_ns[i]}" && ip link set "$sw" netns "$sim_switch" &&
+    ip -n "$sim_switch" link set "$sw" master br0 && ip -n "$sim_switch" link set "$sw" up ||
+    sim_fail "cannot attach $host to the switch"
+  sim_veth[i]=$host
+}
+
+sim_hosts_setup() {
+  local hosts=${1:?hosts} slots=${2:?slots} i tool
+  ((hosts >= 2 && hosts <= 26)) || sim_fail "between 2 and 26 hosts, not $hosts"
+  for tool in ip tc unshare hostname mpirun orted; do
+    command -v "$tool" >/dev/null || sim_skip "$tool is not installed"
+  done
+  sim_remove_stale
+  for ((i = 0; i < hosts; ++i)); do
+    sim_names[i]=$(sim_host_name "$i")
+    sim_ns[i]=ringsync-$sim_tag-$(echo "${sim_names[i]#host}" | tr A-Z a-z)
+    ip netns add "${sim_ns[i]}" 2>"$SIM_WORK/err" ||
+      sim_skip "cannot create a network namespace: $(cat "$SIM_WORK/err") (needs CAP_SYS_ADMIN and CAP_NET_ADMIN)"
+  done
+  ip netns exec "${sim_ns[0]}" unshare --uts true 2>"$SIM_WORK/err" || sim_skip "cannot create a UTS namespace: $(cat "$SIM_WORK/err")"
+  if ((hosts == 2)); then
+    sim_veth=("rsv${sim_tag}a" "rsv${sim_tag}b")
+    ip link add "${sim_veth[0]}" type veth peer name "${sim_veth[1]}" 2>"$SIM_WORK/err" ||
+      sim_skip "cannot create a veth pair: $(cat "$SIM_WORK/err")"
+    ip link set "${sim_veth[0]}" netns "${sim_ns[0]}" && ip link set "${sim_veth[1]}" netns "${sim_ns[1]}" ||
+      sim_fail "cannot move the veth ends"
+  else
+    sim_switch=ringsync-$sim_tag-switch
+    ip netns add "$sim_switch" && ip -n "$sim_switch" link add br0 type bridge 2>"$SIM_WORK/err" &&
+      ip -n "$sim_switch" link set br0 up || sim_skip "cannot create a bridge: $(cat "$SIM_WORK/err")"
+    for ((i = 0; i < hosts; ++i)); do sim_link_host "$i"; done
+  fi
+  local hostsFile="127.0.0.1 localhost"$'\n'
+  for ((i = 0; i < hosts; ++i)); do hostsFile+="$SIM_SUBNET.$((i + 1)) ${sim_names[i]}"$'\n'; done
+  for ((i = 0; i < hosts; ++i)); do
+    ip -n "${sim_ns[i]}" addr add "$SIM_SUBNET.$((i + 1))/24" dev "${sim_veth[i]}" &&
+      ip -n "${sim_ns[i]}" link set "${sim_veth[i]}" up && ip -n "${sim_ns[i]}" link set lo up ||
+      sim_fail "cannot configure ${sim_veth[i]} in ${sim_ns[i]}"
+    # `ip netns exec` bind-mounts /etc/netns/<ns>/hosts over /etc/hosts: the hosts' names.
+    mkdir -p "/etc/netns/${sim_ns[i]}" || sim_skip "cannot write /etc/netns"
+    printf '%s' "$hostsFile" >"/etc/netns/${sim_ns[i]}/hosts"
+  done
+  # plm_rsh_agent: "ssh hostB <command>" becomes "enter hostB's namespaces, run <command>".
+  {
+    echo '#!/bin/sh'
+    echo 'host=$1; shift'
+    echo 'case $host in'
+    for ((i = 0; i < hosts; ++i)); do echo "  ${sim_names[i]}) ns=${sim_ns[i]} ;;"; done
+    echo '  *) echo "netns agent: unknown host $host" >&2; exit 1 ;;'
+    echo 'esac'
+    echo 'exec ip netns exec "$ns" unshare --uts sh -c "hostname $host && $*"'
+  } >"$SIM_WORK/agent.sh"
+  chmod +x "$SIM_WORK/agent.sh"
+  : >"$SIM_WORK/hostfile"
+  for ((i = 0; i < hosts; ++i)); do echo "${sim_names[i]} slots=$slots" >>"$SIM_WORK/hostfile"; done
+  local layout=""
+  for ((i = 0; i < hosts; ++i)); do layout+=" ${sim_names[i]}=$SIM_SUBNET.$((i + 1))"; done
+  sim_say "$hosts hosts x $slots slots:$layout ($([[ -n $sim_switch ]] && echo "bridge in $sim_switch" || echo "one veth pair"))"
+}
+
+# Caps what every host sends at <rate> (tc's units: 2gbit, 500mbit). The burst lets a full TCP
+# window through at line rate; the latency bounds the queue (tbf drops beyond it).
+sim_hosts_cap_rate() {
+  local rate=$1 i
+  for i in "${!sim_ns[@]}"; do
+    ip netns exec "${sim_ns[i]}" tc qdisc replace dev "${sim_veth[i]}" root tbf rate "$rate" burst 512kb latency 50ms \
+      2>"$SIM_WORK/err" || { sim_say "tc refused a tbf rate cap: $(head -1 "$SIM_WORK/err")"; return 1; }
+  done
+}
+
+sim_hosts_link() {
+  ip -n "${sim_ns[$1]}" link set "${sim_veth[$1]}" "$2"
+}
+
+sim_hosts_veth_bytes() {
+  local stats=/sys/class/net/${sim_veth[0]}/statistics rx tx
+  rx=$(ip netns exec "${sim_ns[0]}" cat "$stats/rx_bytes") && tx=$(ip netns exec "${sim_ns[0]}" cat "$stats/tx_bytes") || return 1
+  echo $((rx + tx))
+}
+
+# mpirun on the first host, ranks filling each host's slots in turn, TCP over the veths only.
+# In the background and waited for, so that a signal reaches sim_on_signal at once.
+sim_mpirun() {
+  local np=$1 limit=$2
+  shift 2
+  ip netns exec "${sim_ns[0]}" unshare --uts sh -c "hostname ${sim_names[0]} && exec \"\$@\"" sh \
+    timeout -k 5 "$limit" mpirun -np "$np" --hostfile "$SIM_WORK/hostfile" --mca plm_rsh_agent "$SIM_WORK/agent.sh" \
+    --mca btl self,vader,tcp --mca btl_tcp_if_include "$SIM_SUBNET.0/24" --mca oob_tcp_if_include "$SIM_SUBNET.0/24" \
+    "$@" &
+  sim_child=$!
+  wait "$sim_child"
+  local rc=$?
+  sim_child=0
+  return $rc
+}

@@ -28,6 +28,12 @@ Deadline::Deadline(const CallHeader& call, double timeoutSeconds, double stallWa
     : call_(call), start_(std::chrono::steady_clock::now()), timeoutSeconds_(timeoutSeconds),
       stallWarnSeconds_(stallWarnSeconds), warn_(std::move(warn)), wait_(wait) {}
 
+bool Deadline::thresholdReached() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return (!warned_ && stallWarnSeconds_ > 0 && elapsed >= stallWarnSeconds_) ||
+         (timeoutSeconds_ > 0 && elapsed >= timeoutSeconds_);
+}
+
 void Deadline::checkClock(const std::vector<int>& peers) { checkClockFor("rank(s) " + joinPeers(peers)); }
 
 void Deadline::checkClockFor(const std::string& waitingFor) {

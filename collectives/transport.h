@@ -33,16 +33,17 @@ class Deadline {
 
   // Called while a wait makes no progress: gives the core away as the wait grows (idle_wait.h),
   // warns once after the stall threshold and throws TimeoutError naming the peers after the
-  // deadline. `pendingPeers()` is only evaluated when the clock is read, off the hot path.
+  // deadline. `pendingPeers()` is only evaluated once a warning or the timeout is due, so a wait
+  // allocates nothing until then.
   template <typename PeersFn> void idle(PeersFn&& pendingPeers) {
     wait_.idle();
-    if (++idleRounds_ % kClockEvery == 0) checkClock(pendingPeers());
+    if (++idleRounds_ % kClockEvery == 0 && thresholdReached()) checkClock(pendingPeers());
   }
   // The same for a wait on something other than peers (a GPU stream, an MPI collective in the NCCL
   // bootstrap): `waitingFor` names it in the warning and the TimeoutError.
   void idleWaitingFor(const char* waitingFor) {
     wait_.idle();
-    if (++idleRounds_ % kClockEvery == 0) checkClockFor(waitingFor);
+    if (++idleRounds_ % kClockEvery == 0 && thresholdReached()) checkClockFor(waitingFor);
   }
   void progressed() {
     idleRounds_ = 0;
@@ -52,6 +53,7 @@ class Deadline {
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
+  bool thresholdReached() const;  // the stall warning (not given yet) or the timeout is due
   void checkClock(const std::vector<int>& peers);
   void checkClockFor(const std::string& waitingFor);
 

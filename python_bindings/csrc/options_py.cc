@@ -21,7 +21,8 @@ Enum parseChoice(const char* field, const std::string& text, const Enum (&values
   throw InvalidArgument("Options." + std::string(field) + "='" + text + "' is not one of " + choices);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
+                                     Algorithm::kHierarchical};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};

@@ -1,0 +1,133 @@
+#include "hierarchical_allreduce.h"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "node_hierarchy.h"
+#include "reduce_kernels.h"
+#include "ring_allreduce.h"
+#include "ringsync/errors.h"
+#include "split_allreduce.h"
+
+namespace ringsync::detail {
+namespace {
+
+// CallHeader::root of an all-reduce is -1; this value in a cross-node fingerprint says "my node's
+// ranks disagree about the call", so the other nodes raise too instead of waiting in the ring.
+constexpr std::int32_t kNodeDisagrees = -2;
+
+// The caller's check over the node's or the cross-node round, whose ranks are numbered within
+// that communicator: errors say which ranks of the whole communicator those are. Inactive (no
+// round, no check) for every piece after the first.
+class SubgroupCheck final : public CallCheck {
+ public:
+  SubgroupCheck(const CallCheck& inner, const std::vector<int>& globalRanks, const char* what, bool active)
+      : inner_(inner), globalRanks_(globalRanks), what_(what), active_(active) {}
+
+  void afterFirstRound(const RoundTransport& round) const override {
+    if (!active_) return;
+    for (int r = 0; r < round.size(); ++r)
+      if (round.header(r).root == kNodeDisagrees)
+        throw MismatchError("ranks disagree about a collective: the ranks on the node of rank " +
+                            std::to_string(globalRanks_[static_cast<std::size_t>(r)]) +
+                            " made different calls (its error names them)" + relabel());
+    try {
+      inner_.afterFirstRound(round);
+    } catch (const MismatchError& error) {
+      throw MismatchError(error.what() + relabel());
+    } catch (const NonFiniteError& error) {
+      throw NonFiniteError(error.what() + relabel());
+    }
+  }
+  bool wantsRound() const override { return active_ && inner_.wantsRound(); }
+
+ private:
+  std::string relabel() const {
+    std::string ranks;
+    for (int g : globalRanks_) ranks += (ranks.empty() ? "" : ", ") + std::to_string(g);
+    return std::string(" [hierarchical all-reduce, ") + what_ + ": its ranks 0.." +
+           std::to_string(globalRanks_.size() - 1) + " are ranks " + ranks + " of the communicator]";
+  }
+
+  const CallCheck& inner_;
+  const std::vector<int>& globalRanks_;
+  const char* what_;
+  bool active_;
+};
+
+std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
+  return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
+}
+
+// The node's verdict on its first round, kept rather than raised at once: the other nodes must
+// hear of it first (see tellOtherNodes). `crossHeader` gets what they need to raise the same way.
+std::exception_ptr checkNode(AlgorithmContext& node, CallHeader* crossHeader) {
+  try {
+    firstRoundDone(node);
+  } catch (const MismatchError&) {
+    crossHeader->root = kNodeDisagrees;
+    return std::current_exception();
+  } catch (const NonFiniteError&) {
+    crossHeader->flags |= kFlagNonFiniteInput;
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+// This node will not run the ring: exchange fingerprints with the other nodes' rings anyway (they
+// see the poisoned header and withdraw their early segment; firstRoundDone takes it off the wire
+// here), then raise the node's own error.
+[[noreturn]] void tellOtherNodes(AlgorithmContext& cross, const std::exception_ptr& nodeVerdict) {
+  try {
+    fingerprintRound(cross);
+  } catch (const MismatchError&) {
+  } catch (const NonFiniteError&) {
+  }
+  std::rethrow_exception(nodeVerdict);
+}
+
+}  // namespace
+
+void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  if (context.hierarchy == nullptr || args.scattered != nullptr)
+    throw InvalidArgument("allreduce: the hierarchical algorithm needs ranks on several nodes with the same number "
+                          "of ranks on each, and one contiguous buffer");
+  NodeHierarchy& h = *context.hierarchy;
+  // kAvg: sums at both levels, one division by every rank at the end (bit-identical everywhere).
+  const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
+  const std::size_t elementBytes = dataTypeSize(args.type);
+  // A piece's first round carries (L-1)/L of it: whole-round pieces always fit.
+  const std::size_t pieceElements = std::max<std::size_t>(1, h.nodeRounds->maxPayloadBytes() / elementBytes);
+  std::size_t begin = 0;
+  bool first = true;
+  do {
+    const std::size_t length = std::min(pieceElements, args.count - begin);
+    const AllreduceArgs piece{at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length,
+                              args.type, op};
+    const SubgroupCheck nodeCheck(context.check, h.nodeGlobalRanks, "node", first);
+    AlgorithmContext node{h.nodeComm,   h.localRank,      h.localSize, *h.nodeRounds, h.nodeScratch,
+                          context.ring, context.header,   context.deadline, nodeCheck};
+    splitScatterRound(node, piece);
+    CallHeader crossHeader = context.header;
+    const std::exception_ptr nodeVerdict = first ? checkNode(node, &crossHeader) : nullptr;
+    const SubgroupCheck crossCheck(context.check, h.crossGlobalRanks, "across nodes", first);
+    AlgorithmContext cross{h.crossComm,   h.nodeIndex,  h.nodes,          *h.crossRounds, h.crossScratch,
+                           context.ring,  crossHeader,  context.deadline, crossCheck};
+    if (nodeVerdict) tellOtherNodes(cross, nodeVerdict);
+    splitReduceOwnChunk(node, piece);
+
+    const SplitChunks chunks(length, h.localSize);
+    std::byte* own = at(piece.recv, chunks.begin(h.localRank), elementBytes);
+    const std::size_t ownLength = chunks.length(h.localRank);
+    ringAllreduce(cross, {own, own, ownLength, args.type, op});
+    if (args.op == ReduceOp::kAvg) divideElements(own, ownLength, args.type, context.size);
+
+    splitGatherRound(node, piece);
+    begin += length;
+    first = false;
+  } while (begin < args.count);
+}
+
+}  // namespace ringsync::detail

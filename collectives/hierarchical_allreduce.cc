@@ -57,6 +57,16 @@ class SubgroupCheck final : public CallCheck {
   bool active_;
 };
 
+// The most elements a piece may have: split's first round carries all but the own chunk, so
+// L/(L-1) rounds' worth, less the few elements the uneven chunks may add (at least 1).
+std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
+  const std::size_t capacity = h.nodeRounds->maxPayloadBytes() / elementBytes;
+  const std::size_t ranks = static_cast<std::size_t>(h.localSize);
+  std::size_t piece = capacity * ranks / (ranks - 1);
+  while (piece > 1 && SplitChunks(piece, h.localSize).largestGather() > capacity) --piece;
+  return std::max<std::size_t>(1, piece);
+}
+
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
@@ -98,12 +108,11 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   // kAvg: sums at both levels, one division by every rank at the end (bit-identical everywhere).
   const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
   const std::size_t elementBytes = dataTypeSize(args.type);
-  // A piece's first round carries (L-1)/L of it: whole-round pieces always fit.
-  const std::size_t pieceElements = std::max<std::size_t>(1, h.nodeRounds->maxPayloadBytes() / elementBytes);
+  const std::size_t pieceLimit = pieceElements(h, elementBytes);
   std::size_t begin = 0;
   bool first = true;
   do {
-    const std::size_t length = std::min(pieceElements, args.count - begin);
+    const std::size_t length = std::min(pieceLimit, args.count - begin);
     const AllreduceArgs piece{at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length,
                               args.type, op};
     const SubgroupCheck nodeCheck(context.check, h.nodeGlobalRanks, "node", first);

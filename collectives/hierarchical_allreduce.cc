@@ -67,6 +67,19 @@ std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
   return std::max<std::size_t>(1, piece);
 }
 
+// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
+class PeerNames {
+ public:
+  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
+  ~PeerNames() { deadline_.namePeersAs(nullptr); }
+  PeerNames(const PeerNames&) = delete;
+  PeerNames& operator=(const PeerNames&) = delete;
+  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
+
+ private:
+  Deadline& deadline_;
+};
+
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
@@ -109,6 +122,7 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
   const std::size_t elementBytes = dataTypeSize(args.type);
   const std::size_t pieceLimit = pieceElements(h, elementBytes);
+  PeerNames names(context.deadline);
   std::size_t begin = 0;
   bool first = true;
   do {
@@ -118,12 +132,14 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
     const SubgroupCheck nodeCheck(context.check, h.nodeGlobalRanks, "node", first);
     AlgorithmContext node{h.nodeComm,   h.localRank,      h.localSize, *h.nodeRounds, h.nodeScratch,
                           context.ring, context.header,   context.deadline, nodeCheck};
+    names.use(h.nodeGlobalRanks);
     splitScatterRound(node, piece);
     CallHeader crossHeader = context.header;
     const std::exception_ptr nodeVerdict = first ? checkNode(node, &crossHeader) : nullptr;
     const SubgroupCheck crossCheck(context.check, h.crossGlobalRanks, "across nodes", first);
     AlgorithmContext cross{h.crossComm,   h.nodeIndex,  h.nodes,          *h.crossRounds, h.crossScratch,
                            context.ring,  crossHeader,  context.deadline, crossCheck};
+    names.use(h.crossGlobalRanks);
     if (nodeVerdict) tellOtherNodes(cross, nodeVerdict);
     splitReduceOwnChunk(node, piece);
 
@@ -133,6 +149,7 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
     ringAllreduce(cross, {own, own, ownLength, args.type, op});
     if (args.op == ReduceOp::kAvg) divideElements(own, ownLength, args.type, context.size);
 
+    names.use(h.nodeGlobalRanks);
     splitGatherRound(node, piece);
     begin += length;
     first = false;

@@ -42,7 +42,7 @@ void registerOptions(nb::module_& m) {
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
           [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAlgorithms, algorithmName); },
-          "RINGSYNC_ALGO: 'auto', 'ring', 'direct' or 'split'")
+          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split' or 'hierarchical'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
           [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kBackends, backendName); },

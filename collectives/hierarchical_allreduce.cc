@@ -14,6 +14,10 @@
 namespace ringsync::detail {
 namespace {
 
+// Pieces this large keep the network busy while the node's shared-memory phases of the pieces
+// before and after run (measured: bench/multihost.sh, 2 hosts x 2 ranks, 2 Gbit/s).
+constexpr std::size_t kPipelinePieceBytes = 2u << 20;
+
 // CallHeader::root of an all-reduce is -1; this value in a cross-node fingerprint says "my node's
 // ranks disagree about the call", so the other nodes raise too instead of waiting in the ring.
 constexpr std::int32_t kNodeDisagrees = -2;
@@ -121,39 +125,73 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   // kAvg: sums at both levels, one division by every rank at the end (bit-identical everywhere).
   const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
   const std::size_t elementBytes = dataTypeSize(args.type);
-  const std::size_t pieceLimit = pieceElements(h, elementBytes);
+  const std::size_t pieceLimit = std::min(pieceElements(h, elementBytes),
+                                          std::max<std::size_t>(1, kPipelinePieceBytes / elementBytes));
+  const std::size_t pieces = args.count == 0 ? 1 : (args.count + pieceLimit - 1) / pieceLimit;
+  auto pieceArgs = [&](std::size_t p) {
+    const std::size_t begin = p * pieceLimit, length = std::min(pieceLimit, args.count - begin);
+    return AllreduceArgs{at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type, op};
+  };
+  auto ownArgs = [&](const AllreduceArgs& piece) {
+    const SplitChunks chunks(piece.count, h.localSize);
+    std::byte* own = at(piece.recv, chunks.begin(h.localRank), elementBytes);
+    return AllreduceArgs{own, own, chunks.length(h.localRank), args.type, op};
+  };
+
   PeerNames names(context.deadline);
-  std::size_t begin = 0;
-  bool first = true;
-  do {
-    const std::size_t length = std::min(pieceLimit, args.count - begin);
-    const AllreduceArgs piece{at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length,
-                              args.type, op};
-    const SubgroupCheck nodeCheck(context.check, h.nodeGlobalRanks, "node", first);
-    AlgorithmContext node{h.nodeComm,   h.localRank,      h.localSize, *h.nodeRounds, h.nodeScratch,
-                          context.ring, context.header,   context.deadline, nodeCheck};
+  const SubgroupCheck nodeCheck(context.check, h.nodeGlobalRanks, "node", true);
+  const SubgroupCheck crossCheck(context.check, h.crossGlobalRanks, "across nodes", true);
+  const SubgroupCheck noCheck(context.check, h.crossGlobalRanks, "", false);
+  AlgorithmContext node{h.nodeComm,   h.localRank,    h.localSize,      *h.nodeRounds, h.nodeScratch,
+                        context.ring, context.header, context.deadline, nodeCheck};
+  auto reduceScatterInNode = [&](const AllreduceArgs& piece) {
     names.use(h.nodeGlobalRanks);
     splitScatterRound(node, piece);
-    CallHeader crossHeader = context.header;
-    const std::exception_ptr nodeVerdict = first ? checkNode(node, &crossHeader) : nullptr;
-    const SubgroupCheck crossCheck(context.check, h.crossGlobalRanks, "across nodes", first);
-    AlgorithmContext cross{h.crossComm,   h.nodeIndex,  h.nodes,          *h.crossRounds, h.crossScratch,
-                           context.ring,  crossHeader,  context.deadline, crossCheck};
-    names.use(h.crossGlobalRanks);
-    if (nodeVerdict) tellOtherNodes(cross, nodeVerdict);
     splitReduceOwnChunk(node, piece);
-
-    const SplitChunks chunks(length, h.localSize);
-    std::byte* own = at(piece.recv, chunks.begin(h.localRank), elementBytes);
-    const std::size_t ownLength = chunks.length(h.localRank);
-    ringAllreduce(cross, {own, own, ownLength, args.type, op});
-    if (args.op == ReduceOp::kAvg) divideElements(own, ownLength, args.type, context.size);
-
+  };
+  auto allGatherInNode = [&](const AllreduceArgs& piece) {
     names.use(h.nodeGlobalRanks);
     splitGatherRound(node, piece);
-    begin += length;
-    first = false;
-  } while (begin < args.count);
+  };
+
+  // Piece 0's node round is the one that is checked: a node that disagrees tells the other nodes
+  // through the cross-node fingerprints before it raises.
+  CallHeader crossHeader = context.header;
+  AllreduceArgs current = pieceArgs(0);
+  names.use(h.nodeGlobalRanks);
+  splitScatterRound(node, current);
+  const std::exception_ptr nodeVerdict = checkNode(node, &crossHeader);
+  AlgorithmContext firstCross{h.crossComm,   h.nodeIndex,  h.nodes,          *h.crossRounds, h.crossScratch,
+                              context.ring,  crossHeader,  context.deadline, crossCheck};
+  names.use(h.crossGlobalRanks);
+  if (nodeVerdict) tellOtherNodes(firstCross, nodeVerdict);
+  splitReduceOwnChunk(node, current);
+
+  // Piece p's cross-node ring runs while the node all-gathers piece p-1 and reduce-scatters piece
+  // p+1 through shared memory: the network stays busy during the node phases. Only piece 0's ring
+  // exchanges fingerprints.
+  AlgorithmContext laterCross{h.crossComm,  h.nodeIndex,     h.nodes,          *h.crossRounds, h.crossScratch,
+                              context.ring, context.header,  context.deadline, noCheck};
+  AllreduceArgs previous{};
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const AllreduceArgs own = ownArgs(current);
+    names.use(h.crossGlobalRanks);
+    RingInProgress ring(p == 0 ? firstCross : laterCross, own);
+    ring.advance();
+    if (p > 0) allGatherInNode(previous);
+    ring.advance();
+    AllreduceArgs next{};
+    if (p + 1 < pieces) {
+      next = pieceArgs(p + 1);
+      reduceScatterInNode(next);
+    }
+    names.use(h.crossGlobalRanks);
+    ring.finish();
+    if (args.op == ReduceOp::kAvg) divideElements(own.recv, own.count, args.type, context.size);
+    previous = current;
+    current = next;
+  }
+  allGatherInNode(previous);
 }
 
 }  // namespace ringsync::detail

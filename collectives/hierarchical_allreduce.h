@@ -16,8 +16,10 @@
 // fingerprint round before it raises, so every rank raises, none waits. One Deadline, the call's,
 // covers every phase.
 //
-// Messages larger than a node round carries go in pieces, each through all three phases; only the
-// first piece exchanges fingerprints.
+// Pipelined in pieces of up to 2 MiB (and what a node round carries): piece p's cross-node ring
+// runs while the node all-gathers piece p-1 and reduce-scatters piece p+1, so the network is not
+// idle during the shared-memory phases (2 hosts x 2 ranks at 2 Gbit/s, 16 MiB: 0.30 -> 0.34 GB/s
+// busbw). Only piece 0 exchanges fingerprints.
 #pragma once
 
 #include "algorithms.h"

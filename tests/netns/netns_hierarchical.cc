@@ -57,8 +57,8 @@ TEST_CASE("netns hierarchical: exact for every op and type around chunk and piec
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kHierarchical));
   const std::size_t n = static_cast<std::size_t>(comm.size());
   for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kFloat64}) {
-    // A node round carries 4 MiB at 2 ranks per node, half a piece: past 8 MiB, two pieces.
-    const std::size_t piece = (8u << 20) / dataTypeSize(type);
+    // The algorithm pipelines 2 MiB pieces: three pieces and a few elements.
+    const std::size_t piece = 3 * (2u << 20) / dataTypeSize(type);
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n, n + 1, 2 * n + 1, std::size_t{1021}}) {
         for (bool inPlace : {false, true}) {

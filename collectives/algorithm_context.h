@@ -33,6 +33,8 @@ class CallCheck {
   ~CallCheck() = default;
 };
 
+class NodeHierarchy;
+
 struct AlgorithmContext {
   MPI_Comm comm;
   int rank;
@@ -43,6 +45,9 @@ struct AlgorithmContext {
   CallHeader header;           // this call's fingerprint, sent in its first round
   Deadline& deadline;
   const CallCheck& check;
+  // The node and cross-node communicators, when the layout allows the hierarchical all-reduce
+  // (node_hierarchy.h); null otherwise. Only that algorithm reads it.
+  NodeHierarchy* hierarchy = nullptr;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

@@ -6,6 +6,7 @@
 #include "direct_allgather.h"
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
+#include "hierarchical_allreduce.h"
 #include "ring_allreduce.h"
 #include "ringsync/errors.h"
 #include "round_barrier.h"
@@ -24,6 +25,7 @@ const char* algorithmName(AlgorithmId id) {
     case AlgorithmId::kDirectAllreduce: return "direct";
     case AlgorithmId::kSplitAllreduce: return "split";
     case AlgorithmId::kRingAllreduce: return "ring";
+    case AlgorithmId::kHierarchicalAllreduce: return "hierarchical";
     case AlgorithmId::kDirectBroadcast: return "direct";
     case AlgorithmId::kChainBroadcast: return "chain";
     case AlgorithmId::kDirectAllgather: return "direct";
@@ -40,6 +42,7 @@ void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs
     case AlgorithmId::kDirectAllreduce: return directAllreduce(context, args);
     case AlgorithmId::kSplitAllreduce: return splitAllreduce(context, args);
     case AlgorithmId::kRingAllreduce: return ringAllreduce(context, args);
+    case AlgorithmId::kHierarchicalAllreduce: return hierarchicalAllreduce(context, args);
     default: notFor("allreduce", id);
   }
 }

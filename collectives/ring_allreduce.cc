@@ -27,6 +27,7 @@
 #include "ring_allreduce.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ bool leftSentEarly(const AlgorithmContext& context) {
   const int left = wrap(context.rank - 1, context.size);
   return (context.rounds.header(left).flags & kFlagEarlyRingSend) != 0;
 }
+}  // namespace
 
 // The ring as an object, so that its first transfer can overlap the call's fingerprint round:
 //   startEarly(); round completes; check -> on disagreement withdrawEarly() and rethrow; else run().
@@ -62,6 +64,9 @@ class RingAllreduce {
   // neighbour has taken ours, so that no ring message outlives this call.
   void withdrawEarly(bool leftSentEarly, Deadline& deadline);
   void run(Deadline& deadline);
+  // One pass over the requests without waiting: true when something completed or was posted.
+  bool advance();
+  bool done() const { return recvDone_ >= totalUnits_ && sendDone_ >= totalUnits_; }
 
  private:
   std::size_t step(std::size_t unit) const { return unit / segments_; }
@@ -123,22 +128,26 @@ void RingAllreduce::withdrawEarly(bool leftSentEarly, Deadline& deadline) {
 }
 
 void RingAllreduce::run(Deadline& deadline) {
-  while (recvDone_ < totalUnits_ || sendDone_ < totalUnits_) {
-    bool progressed = postReceives() | postSends();
-    if (recvDone_ < recvPosted_ && requests_.test(recvSlot(recvDone_))) {
-      finishReceive(recvDone_++);
-      progressed = true;
-    }
-    while (sendDone_ < sendPosted_ && requests_.test(sendSlot(sendDone_))) {
-      ++sendDone_;
-      progressed = true;
-    }
-    if (progressed) {
+  while (!done()) {
+    if (advance()) {
       deadline.progressed();
     } else {
       deadline.idle([this] { return requests_.pendingPeers(); });
     }
   }
+}
+
+bool RingAllreduce::advance() {
+  bool progressed = postReceives() | postSends();
+  if (recvDone_ < recvPosted_ && requests_.test(recvSlot(recvDone_))) {
+    finishReceive(recvDone_++);
+    progressed = true;
+  }
+  while (sendDone_ < sendPosted_ && requests_.test(sendSlot(sendDone_))) {
+    ++sendDone_;
+    progressed = true;
+  }
+  return progressed;
 }
 
 int RingAllreduce::sendChunk(std::size_t t) const {
@@ -215,15 +224,20 @@ void RingAllreduce::finishReceive(std::size_t unit) {
   }
 }
 
-}  // namespace
-
 void ringAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  RingInProgress ring(context, args);
+  ring.finish();
+}
+
+RingInProgress::RingInProgress(AlgorithmContext& context, const AllreduceArgs& args) : context_(context) {
   if (context.size == 1) {
     fingerprintRound(context);
     if (args.send != args.recv && args.count > 0) std::memcpy(args.recv, args.send, args.count * dataTypeSize(args.type));
     return;  // kAvg over one rank divides by 1
   }
-  RingAllreduce ring(context.comm, context.rank, context.size, args, context.ring, context.ringScratch);
+  ring_ = std::make_unique<RingAllreduce>(context.comm, context.rank, context.size, args, context.ring,
+                                          context.ringScratch);
+  RingAllreduce& ring = *ring_;
   if (context.check.wantsRound()) {
     // The fingerprints and the ring's first segment travel together, so the check costs no extra
     // latency. If the calls disagree, the early segments are taken off the wire before the error
@@ -244,7 +258,16 @@ void ringAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
       throw;
     }
   }
-  ring.run(context.deadline);
+}
+
+RingInProgress::~RingInProgress() = default;
+
+void RingInProgress::advance() {
+  if (ring_ && ring_->advance()) context_.deadline.progressed();
+}
+
+void RingInProgress::finish() {
+  if (ring_) ring_->run(context_.deadline);
 }
 
 // This rank is in another call and posted no receive for the left neighbour's early ring segment:

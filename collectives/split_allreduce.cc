@@ -77,35 +77,63 @@ void copyPeerChunks(const RoundTransport& round, const SplitChunks& chunks, int 
   }
 }
 
+// Round 1: the input without the own chunk. The caller runs firstRoundDone() after it.
 template <typename Buffer>
-void splitOver(AlgorithmContext& context, const AllreduceArgs& args, const Buffer& in, const Buffer& out) {
-  const int rank = context.rank;
+void scatterRound(AlgorithmContext& context, const AllreduceArgs& args, const Buffer& in) {
+  const SplitChunks chunks(args.count, context.size);
+  const std::size_t ownBegin = chunks.begin(context.rank), ownEnd = chunks.begin(context.rank + 1);
+  auto [gather, gatherCount] = piecesOf(in, 0, ownBegin, ownEnd, args.count - ownEnd);
+  context.rounds.begin(context.header, gather, gatherCount);
+  context.rounds.complete(context.deadline);
+}
+
+// After the check: out[own chunk] = every rank's copy of it reduced.
+template <typename Buffer>
+void reduceScattered(AlgorithmContext& context, const AllreduceArgs& args, const Buffer& in, const Buffer& out) {
+  const SplitChunks chunks(args.count, context.size);
+  const std::size_t elementBytes = dataTypeSize(args.type);
+  context.rounds.requirePayloadBytes([&](int r) { return (args.count - chunks.length(r)) * elementBytes; });
+  reduceOwnChunk(context.rounds, chunks, context.rank, args, in, out);
+}
+
+// Round 2: the finished own chunk out, every peer's finished chunk in.
+template <typename Buffer>
+void gatherRound(AlgorithmContext& context, const AllreduceArgs& args, const Buffer& out) {
   const SplitChunks chunks(args.count, context.size);
   const std::size_t elementBytes = dataTypeSize(args.type);
   RoundTransport& round = context.rounds;
-
-  // Round 1: the input without the own chunk.
-  const std::size_t ownBegin = chunks.begin(rank), ownEnd = chunks.begin(rank + 1);
-  auto [gather, gatherCount] = piecesOf(in, 0, ownBegin, ownEnd, args.count - ownEnd);
-  round.begin(context.header, gather, gatherCount);
-  round.complete(context.deadline);
-  firstRoundDone(context);
-  round.requirePayloadBytes([&](int r) { return (args.count - chunks.length(r)) * elementBytes; });
-  reduceOwnChunk(round, chunks, rank, args, in, out);
-
-  // Round 2: the finished own chunk.
-  auto [own, ownCount] = piecesOf(out, ownBegin, chunks.length(rank), 0, 0);
+  auto [own, ownCount] = piecesOf(out, chunks.begin(context.rank), chunks.length(context.rank), 0, 0);
   round.begin(context.header, own, ownCount);
   round.complete(context.deadline);
   round.requirePayloadBytes([&](int r) { return chunks.length(r) * elementBytes; });
-  copyPeerChunks(round, chunks, rank, out, elementBytes);
+  copyPeerChunks(round, chunks, context.rank, out, elementBytes);
 }
+
+template <typename Buffer>
+void splitOver(AlgorithmContext& context, const AllreduceArgs& args, const Buffer& in, const Buffer& out) {
+  scatterRound(context, args, in);
+  firstRoundDone(context);
+  reduceScattered(context, args, in, out);
+  gatherRound(context, args, out);
+}
+
+Contiguous inputOf(const AllreduceArgs& args) { return Contiguous(args.send, dataTypeSize(args.type)); }
+Contiguous outputOf(const AllreduceArgs& args) { return Contiguous(args.recv, dataTypeSize(args.type)); }
 }  // namespace
 
 void splitAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
   if (args.scattered != nullptr) return splitOver(context, args, *args.scattered, *args.scattered);
-  const std::size_t elementBytes = dataTypeSize(args.type);
-  splitOver(context, args, Contiguous(args.send, elementBytes), Contiguous(args.recv, elementBytes));
+  splitOver(context, args, inputOf(args), outputOf(args));
+}
+
+void splitScatterRound(AlgorithmContext& context, const AllreduceArgs& args) {
+  scatterRound(context, args, inputOf(args));
+}
+void splitReduceOwnChunk(AlgorithmContext& context, const AllreduceArgs& args) {
+  reduceScattered(context, args, inputOf(args), outputOf(args));
+}
+void splitGatherRound(AlgorithmContext& context, const AllreduceArgs& args) {
+  gatherRound(context, args, outputOf(args));
 }
 
 }  // namespace ringsync::detail

@@ -32,4 +32,13 @@ class SplitChunks : public ChunkLayout {
 
 void splitAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
 
+// splitAllreduce in its three steps, for an algorithm that works between them (the hierarchical
+// all-reduce, hierarchical_allreduce.h), on contiguous buffers only (args.scattered unset):
+//   splitScatterRound   round 1 (carries context.header); the caller then runs firstRoundDone()
+//   splitReduceOwnChunk recv[own chunk] = every rank's copy reduced (kAvg: divided by context.size)
+//   splitGatherRound    round 2: every rank's recv[own chunk] copied into every rank's recv
+void splitScatterRound(AlgorithmContext& context, const AllreduceArgs& args);
+void splitReduceOwnChunk(AlgorithmContext& context, const AllreduceArgs& args);
+void splitGatherRound(AlgorithmContext& context, const AllreduceArgs& args);
+
 }  // namespace ringsync::detail

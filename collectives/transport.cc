@@ -34,7 +34,14 @@ bool Deadline::thresholdReached() const {
          (timeoutSeconds_ > 0 && elapsed >= timeoutSeconds_);
 }
 
-void Deadline::checkClock(const std::vector<int>& peers) { checkClockFor("rank(s) " + joinPeers(peers)); }
+void Deadline::checkClock(const std::vector<int>& peers) {
+  if (peerNames_ == nullptr) return checkClockFor("rank(s) " + joinPeers(peers));
+  std::vector<int> named;
+  for (int peer : peers)
+    named.push_back(peer >= 0 && static_cast<std::size_t>(peer) < peerNames_->size()
+                        ? (*peerNames_)[static_cast<std::size_t>(peer)] : peer);
+  checkClockFor("rank(s) " + joinPeers(named));
+}
 
 void Deadline::checkClockFor(const std::string& waitingFor) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

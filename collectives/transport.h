@@ -50,6 +50,10 @@ class Deadline {
     wait_.progressed();
   }
   const CallHeader& call() const { return call_; }
+  // While an algorithm waits on a sub-communicator (the hierarchical all-reduce's node and
+  // cross-node communicators), the peers it names are ranks there: `globalRanks[i]` is rank i's
+  // rank in the caller's communicator, so that warnings and TimeoutError name those. Null: as is.
+  void namePeersAs(const std::vector<int>* globalRanks) { peerNames_ = globalRanks; }
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
@@ -65,6 +69,7 @@ class Deadline {
   bool warned_ = false;
   unsigned idleRounds_ = 0;
   IdleWait wait_;
+  const std::vector<int>* peerNames_ = nullptr;
 };
 
 // A fixed number of request slots. Up to kInlineSlots live inside the object, so the ring, the

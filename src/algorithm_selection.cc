@@ -19,6 +19,38 @@ std::size_t directLimit(const SelectionInputs& in) {
                                : std::min(in.options.smallBytes, Options::kPointToPointSmallBytes);
 }
 
+// Why the ring and not the hierarchical all-reduce, across nodes (static strings: the reason is
+// chosen on every call and must not allocate).
+const char* ringReason(HierarchyBlocker blocker) {
+  switch (blocker) {
+    case HierarchyBlocker::kNone: break;
+    case HierarchyBlocker::kOneNode: return "large message: the bandwidth-optimal ring";
+    case HierarchyBlocker::kOneRankPerNode:
+      return "large message across nodes: the bandwidth-optimal ring (no hierarchical: one rank per node)";
+    case HierarchyBlocker::kUnevenNodes:
+      return "large message across nodes: the bandwidth-optimal ring (no hierarchical: nodes hold different "
+             "numbers of ranks)";
+    case HierarchyBlocker::kSmallNodeRounds:
+      return "large message across nodes: the bandwidth-optimal ring (no hierarchical: too many ranks per node "
+             "for a shared-memory round)";
+  }
+  return "large message: the bandwidth-optimal ring";
+}
+
+const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
+  switch (blocker) {
+    case HierarchyBlocker::kNone: break;
+    case HierarchyBlocker::kOneNode: return "RINGSYNC_ALGO=hierarchical, but all ranks are on one node: automatic choice";
+    case HierarchyBlocker::kOneRankPerNode:
+      return "RINGSYNC_ALGO=hierarchical, but there is one rank per node: automatic choice";
+    case HierarchyBlocker::kUnevenNodes:
+      return "RINGSYNC_ALGO=hierarchical, but nodes hold different numbers of ranks: automatic choice";
+    case HierarchyBlocker::kSmallNodeRounds:
+      return "RINGSYNC_ALGO=hierarchical, but too many ranks per node for a shared-memory round: automatic choice";
+  }
+  return "RINGSYNC_ALGO=hierarchical";
+}
+
 Selection chooseAllreduce(const SelectionInputs& in) {
   const std::size_t bytes = in.count * in.elementBytes;
   const bool directFits = bytes <= in.roundPayloadBytes;
@@ -34,14 +66,27 @@ Selection chooseAllreduce(const SelectionInputs& in) {
       return splitFits ? Selection{AlgorithmId::kSplitAllreduce, "RINGSYNC_ALGO=split"}
                        : Selection{AlgorithmId::kRingAllreduce,
                                    "RINGSYNC_ALGO=split, but split needs one node and a round that fits the message"};
+    case Algorithm::kHierarchical:
+      if (in.hierarchy == HierarchyBlocker::kNone)
+        return {AlgorithmId::kHierarchicalAllreduce, "RINGSYNC_ALGO=hierarchical"};
+      break;  // the automatic choice below, with the reason why not
     case Algorithm::kAuto: break;
   }
+  const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;
   const bool directWanted = directFits && bytes <= directLimit(in);
   if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))
-    return {AlgorithmId::kDirectAllreduce, "small message: one round (latency 1 alpha)"};
+    return {AlgorithmId::kDirectAllreduce,
+            forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : "small message: one round (latency 1 alpha)"};
   if (splitFits && bytes > Options::kSplitFromBytes)
-    return {AlgorithmId::kSplitAllreduce, "mid-sized message on one node: two shared-memory rounds"};
-  return {AlgorithmId::kRingAllreduce, "large message, or ranks on several nodes: the bandwidth-optimal ring"};
+    return {AlgorithmId::kSplitAllreduce, forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
+                                                              : "mid-sized message on one node: two shared-memory rounds"};
+  // Across nodes above the direct limit: reduce inside the nodes through shared memory, so that
+  // only 1/L of the message per rank crosses the network.
+  if (in.hierarchy == HierarchyBlocker::kNone)
+    return {AlgorithmId::kHierarchicalAllreduce,
+            "across nodes, L ranks per node: reduce-scatter in the node, ring across nodes, all-gather in the node"};
+  return {AlgorithmId::kRingAllreduce,
+          forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : ringReason(in.hierarchy)};
 }
 
 }  // namespace

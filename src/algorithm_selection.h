@@ -10,6 +10,7 @@
 
 #include "collectives/algorithms.h"
 #include "collectives/call_header.h"
+#include "collectives/node_hierarchy.h"
 #include "collectives/round_transport.h"
 #include "ringsync/options.h"
 
@@ -23,6 +24,9 @@ struct SelectionInputs {
   bool sharedMemoryRounds;   // every rank on this node: rounds go through shared memory
   std::size_t roundPayloadBytes;  // the most a round may carry per rank (RoundTransport::maxPayloadBytes)
   const Options& options;
+  // Whether the node layout allows the hierarchical all-reduce, and if not why (decided once, at
+  // construction, the same on every rank).
+  HierarchyBlocker hierarchy = HierarchyBlocker::kOneNode;
 };
 
 struct Selection {

@@ -29,11 +29,15 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   RINGSYNC_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(node, &localRank_));
   RINGSYNC_CHECK_MPI(MPI_Comm_size(node, &localSize_));
-  RINGSYNC_CHECK_MPI(MPI_Comm_free(&node));
   RINGSYNC_CHECK_MPI(MPI_Query_thread(&threadLevel_));
 
   logger_ = detail::Logger(options_.logLevel, rank_);
   ring_ = {options_.ringSegmentBytes, options_.ringDepth};
+  // Collective: every rank finds the same layout (the node communicator is kept or freed there).
+  hierarchy_ = detail::NodeHierarchy::build(comm_, node, detail::roundCapacity(localSize_, options_), ring_,
+                                            &hierarchyBlocker_);
+  if (rank_ == 0 && logger_.enabled(LogLevel::kDebug))
+    logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
   if (size_ > 1) ringScratch_.reserve(static_cast<std::size_t>(ring_.depth) * ring_.segmentBytes);
   rounds_ = std::make_unique<detail::RoundTransport>(comm_, rank_, size_, detail::roundCapacity(size_, options_));
   device_ = detail::makeDevicePath({comm_, rank_, size_, localRank_, &options_, &logger_});
@@ -66,7 +70,9 @@ Communicator::Impl::~Impl() {
     // Receives abandoned by the failed call may still complete into this memory: never free it.
     ringScratch_.abandon();
     rounds_.release();
+    if (hierarchy_) hierarchy_->abandon();
   }
+  hierarchy_.reset();
   device_.reset();
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -126,13 +132,13 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
-  return {comm_, rank_, size_, *rounds_, ringScratch_, ring_, header, deadline, check_};
+  return {comm_, rank_, size_, *rounds_, ringScratch_, ring_, header, deadline, check_, hierarchy_.get()};
 }
 
 detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,
                                              std::size_t elementBytes) const {
-  return detail::chooseAlgorithm(
-      {kind, count, elementBytes, size_, rounds_->sharedMemory(), rounds_->maxPayloadBytes(), options_});
+  return detail::chooseAlgorithm({kind, count, elementBytes, size_, rounds_->sharedMemory(), rounds_->maxPayloadBytes(),
+                                  options_, hierarchyBlocker_});
 }
 
 void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm,

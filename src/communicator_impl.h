@@ -23,6 +23,7 @@
 #include "call_check.h"
 #include "call_tracer.h"
 #include "collectives/algorithms.h"
+#include "collectives/node_hierarchy.h"
 #include "collectives/round_transport.h"
 #include "collectives/scattered_buffer.h"
 #include "collectives/scratch_buffer.h"
@@ -116,6 +117,10 @@ class Communicator::Impl {
   detail::ScratchBuffer ringScratch_;
   detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one
   std::unique_ptr<detail::RoundTransport> rounds_;
+  // Ranks on several nodes, the same number (>= 2) on each: the node and cross-node communicators
+  // of the hierarchical all-reduce; otherwise null and the reason in hierarchyBlocker_.
+  std::unique_ptr<detail::NodeHierarchy> hierarchy_;
+  detail::HierarchyBlocker hierarchyBlocker_ = detail::HierarchyBlocker::kOneNode;
   std::unique_ptr<detail::DevicePath> device_;
   detail::Route lastRoute_ = detail::Route::kHostRing;
   const char* lastAlgorithm_ = "none";

@@ -64,7 +64,8 @@ Enum parseChoice(const char* name, const std::string& text, const Enum (&values)
   badVariable(name, text, expected);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
+                                     Algorithm::kHierarchical};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
@@ -77,6 +78,7 @@ const char* algorithmName(Algorithm algorithm) {
     case Algorithm::kRing: return "ring";
     case Algorithm::kDirect: return "direct";
     case Algorithm::kSplit: return "split";
+    case Algorithm::kHierarchical: return "hierarchical";
   }
   return "invalid";
 }
@@ -107,7 +109,7 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct or split");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct, split or hierarchical");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
     options.backend = parseChoice("RINGSYNC_BACKEND", v, kBackends, backendName, "auto, ring, nccl or staged");
   if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);

@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit };       // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical };  // host all-reduce algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -28,12 +28,14 @@ struct Options {
   // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
   // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct|split: force the host all-reduce algorithm. auto, all ranks on
+  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical: force the host all-reduce algorithm. auto, all ranks on
   // one node: direct up to kSplitFromBytes, then split (reduce-scatter + all-gather through the
   // shared-memory rounds, collectives/split_allreduce.h) while every rank's first round fits a
   // slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring. Across nodes: direct up to
-  // min(smallBytes, kPointToPointSmallBytes), then the ring. A forced algorithm that cannot carry
-  // a message (too large, or split across nodes) falls back to the ring.
+  // min(smallBytes, kPointToPointSmallBytes), then hierarchical (split inside each node, the ring
+  // across nodes, collectives/hierarchical_allreduce.h) when every node holds the same number (>= 2)
+  // of ranks, else the ring. A forced algorithm that cannot carry a message (too large, split
+  // across nodes, hierarchical on another layout) falls back to the automatic choice or the ring.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.

@@ -21,7 +21,8 @@ Enum parseChoice(const char* field, const std::string& text, const Enum (&values
   throw InvalidArgument("Options." + std::string(field) + "='" + text + "' is not one of " + choices);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit};
+constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
+                                     Algorithm::kHierarchical};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
@@ -41,7 +42,7 @@ void registerOptions(nb::module_& m) {
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
           [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAlgorithms, algorithmName); },
-          "RINGSYNC_ALGO: 'auto', 'ring', 'direct' or 'split'")
+          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split' or 'hierarchical'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
           [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kBackends, backendName); },

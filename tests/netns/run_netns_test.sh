@@ -5,6 +5,7 @@
 # hostB's namespace (what ssh would do on a cluster); MPI traffic is TCP over the veth.
 #   1. all-reduce / broadcast / all-gather exact across the hosts (test_netns_collectives), and
 #      bytes really crossed the veth;
+#   1b. (hierarchical) the hierarchical all-reduce: exact, chosen, mismatches (test_netns_hierarchical);
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
 #      unimpaired link's figures from the same run for comparison), when it is built;
@@ -42,6 +43,14 @@ run_collectives() {
   # The 300001-element all-reduces alone move megabytes across the ring's cross-host edges.
   ((crossed > 10000000)) || fail "only $crossed bytes crossed the veth: the ranks did not talk over it"
   say "collectives: passed; $crossed bytes crossed the veth"
+}
+
+run_hierarchical() {
+  run_mpi "$bin/test_netns_hierarchical" >"$work/hierarchical.log" 2>&1
+  local rc=$?
+  tail -n 20 "$work/hierarchical.log"
+  ((rc == 0)) || fail "the hierarchical all-reduce across the two hosts failed (exit $rc)"
+  say "hierarchical all-reduce: exact, chosen above the direct limit, mismatches raised on every rank"
 }
 
 run_trainer() {
@@ -110,11 +119,12 @@ run_link_down() {
 }
 
 case $part in
-  collectives | trainer | perf | all) sim_hosts_setup 2 2 ;;
+  collectives | hierarchical | trainer | perf | all) sim_hosts_setup 2 2 ;;
   link_down) sim_hosts_setup 2 1 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
+[[ $part == hierarchical || $part == all ]] && run_hierarchical
 [[ $part == trainer || $part == all ]] && run_trainer
 [[ $part == perf || $part == all ]] && run_impaired_link
 [[ $part == link_down ]] && run_link_down

@@ -1,0 +1,77 @@
+#include "node_hierarchy.h"
+
+#include "mpi_check.h"
+
+namespace ringsync::detail {
+
+const char* hierarchyBlockerText(HierarchyBlocker blocker) {
+  switch (blocker) {
+    case HierarchyBlocker::kNone: return "available";
+    case HierarchyBlocker::kOneNode: return "all ranks on one node";
+    case HierarchyBlocker::kOneRankPerNode: return "one rank per node";
+    case HierarchyBlocker::kUnevenNodes: return "nodes hold different numbers of ranks";
+    case HierarchyBlocker::kSmallNodeRounds: return "too many ranks per node for a shared-memory round";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<NodeHierarchy> NodeHierarchy::build(MPI_Comm comm, MPI_Comm node, const RoundCapacity& nodeCapacity,
+                                                    const RingConfig& ring, HierarchyBlocker* blocker) {
+  int rank = 0, size = 1, localRank = 0, localSize = 1;
+  RINGSYNC_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  RINGSYNC_CHECK_MPI(MPI_Comm_size(comm, &size));
+  RINGSYNC_CHECK_MPI(MPI_Comm_rank(node, &localRank));
+  RINGSYNC_CHECK_MPI(MPI_Comm_size(node, &localSize));
+  // Every rank must decide alike: the smallest and largest node sizes, from one reduction.
+  int sizes[2] = {-localSize, localSize};
+  RINGSYNC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 2, MPI_INT, MPI_MAX, comm));
+  const int smallest = -sizes[0], largest = sizes[1];
+  *blocker = HierarchyBlocker::kNone;
+  if (largest == size) *blocker = HierarchyBlocker::kOneNode;
+  else if (largest == 1) *blocker = HierarchyBlocker::kOneRankPerNode;
+  else if (smallest != largest) *blocker = HierarchyBlocker::kUnevenNodes;
+  // Split's first round carries (L-1)/L of a piece; below 64 KiB per round the pieces would be
+  // too small to be worth it (and 0 would never finish).
+  else if (nodeCapacity.sharedMemoryBytes < 64 * 1024) *blocker = HierarchyBlocker::kSmallNodeRounds;
+  if (*blocker != HierarchyBlocker::kNone) {
+    RINGSYNC_CHECK_MPI(MPI_Comm_free(&node));
+    return nullptr;
+  }
+  std::unique_ptr<NodeHierarchy> h(new NodeHierarchy());
+  h->nodeComm = node;
+  h->localRank = localRank;
+  h->localSize = localSize;
+  // Ordered by global rank: each cross-node ring is independent, so the node order may differ
+  // between local ranks without harm.
+  RINGSYNC_CHECK_MPI(MPI_Comm_split(comm, localRank, rank, &h->crossComm));
+  RINGSYNC_CHECK_MPI(MPI_Comm_rank(h->crossComm, &h->nodeIndex));
+  RINGSYNC_CHECK_MPI(MPI_Comm_size(h->crossComm, &h->nodes));
+  h->crossGlobalRanks.resize(static_cast<std::size_t>(h->nodes));
+  RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->crossGlobalRanks.data(), 1, MPI_INT, h->crossComm));
+  h->nodeGlobalRanks.resize(static_cast<std::size_t>(localSize));
+  RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->nodeGlobalRanks.data(), 1, MPI_INT, node));
+  h->nodeRounds = std::make_unique<RoundTransport>(node, localRank, localSize, nodeCapacity);
+  h->crossRounds = std::make_unique<RoundTransport>(h->crossComm, h->nodeIndex, h->nodes, RoundCapacity{});
+  h->crossScratch.reserve(static_cast<std::size_t>(ring.depth) * ring.segmentBytes);
+  return h;
+}
+
+NodeHierarchy::~NodeHierarchy() {
+  nodeRounds.reset();
+  crossRounds.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (nodeComm != MPI_COMM_NULL) MPI_Comm_free(&nodeComm);
+  if (crossComm != MPI_COMM_NULL) MPI_Comm_free(&crossComm);
+}
+
+void NodeHierarchy::abandon() {
+  (void)nodeRounds.release();
+  (void)crossRounds.release();
+  nodeScratch.abandon();
+  crossScratch.abandon();
+  nodeComm = crossComm = MPI_COMM_NULL;
+}
+
+}  // namespace ringsync::detail

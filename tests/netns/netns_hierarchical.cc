@@ -1,0 +1,162 @@
+// The hierarchical all-reduce across two simulated hosts with two ranks each (run_netns_test.sh,
+// part "hierarchical"): exact closed-form results for every op on float32, int32, float16 and
+// float64 at counts around the chunk and piece boundaries, bit-identical on every rank; the
+// automatic choice takes it above the across-node direct limit; rank numberings that are not node
+// by node work; a layout without the same number of ranks on every node falls back with a
+// reason; and a mismatch across or inside the hosts raises MismatchError on every rank, leaving
+// the communicator usable.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "closed_form.h"
+#include "ringsync/ringsync.h"
+#include "support/test_support.h"
+
+using namespace ringsync;
+using test::TypedBuffer;
+
+namespace {
+
+// 0 on rank 0's host, 1 on the other (a node index that does not assume any rank numbering).
+int hostIndex() {
+  char mine[MPI_MAX_PROCESSOR_NAME] = {}, first[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(mine, &length);
+  std::memcpy(first, mine, sizeof first);
+  MPI_Bcast(first, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return std::strcmp(mine, first) == 0 ? 0 : 1;
+}
+
+Options forced(Algorithm algorithm) {
+  Options options = Options::fromEnvironment();
+  options.algorithm = algorithm;
+  return options;
+}
+
+// Fills, all-reduces and checks one call; true when every element is the closed form's value.
+bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace, MPI_Comm world) {
+  const int n = comm.size();
+  TypedBuffer send(type, count), recv(type, count);
+  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
+  comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
+  const TypedBuffer& result = inPlace ? send : recv;
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
+  INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm "
+                                                << comm.lastPlacement().algorithm);
+  return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes(), world), world);
+}
+
+}  // namespace
+
+TEST_CASE("netns hierarchical: exact for every op and type around chunk and piece boundaries", "[netns]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kHierarchical));
+  const std::size_t n = static_cast<std::size_t>(comm.size());
+  for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kFloat64}) {
+    // The algorithm pipelines 2 MiB pieces: three pieces and a few elements.
+    const std::size_t piece = 3 * (2u << 20) / dataTypeSize(type);
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n, n + 1, 2 * n + 1, std::size_t{1021}}) {
+        for (bool inPlace : {false, true}) {
+          REQUIRE(exactAllreduce(comm, type, op, count, inPlace, MPI_COMM_WORLD));
+          REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+        }
+      }
+      REQUIRE(exactAllreduce(comm, type, op, piece + 3, true, MPI_COMM_WORLD));
+      REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+    }
+  }
+}
+
+TEST_CASE("netns hierarchical: chosen automatically above the across-node direct limit", "[netns]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1021, false, MPI_COMM_WORLD));
+  REQUIRE(comm.lastPlacement().algorithm == "direct");
+  for (std::size_t count : {std::size_t{8193}, std::size_t{300001}, std::size_t{3u << 20}}) {
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, count, true, MPI_COMM_WORLD));
+    REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+  }
+}
+
+TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[netns]") {
+  // New ranks: host 0's first, host 1's first, host 0's second, host 1's second.
+  const int host = hostIndex();
+  int localRank = 0;
+  {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  MPI_Comm interleaved;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, localRank * 2 + host, &interleaved);
+  {
+    Communicator comm(interleaved, forced(Algorithm::kAuto));
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax})
+      for (std::size_t count : {std::size_t{100003}, std::size_t{(1u << 20) + 5}}) {
+        REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, false, interleaved));
+        REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+      }
+  }
+  MPI_Comm_free(&interleaved);
+}
+
+TEST_CASE("netns hierarchical: other layouts fall back to the ring", "[netns]") {
+  // Three ranks (two on one host, one on the other) and two ranks (one per host): forced
+  // hierarchical is refused and the ring serves, exactly.
+  const int rank = test::worldRank();
+  int localRank = 0;
+  {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  const int colors[2] = {rank == test::worldSize() - 1 ? MPI_UNDEFINED : 0, localRank == 0 ? 0 : MPI_UNDEFINED};
+  for (int color : colors) {
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &sub);
+    if (sub != MPI_COMM_NULL) {
+      Communicator comm(sub, forced(Algorithm::kHierarchical));
+      REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 300001, true, sub));
+      REQUIRE(comm.lastPlacement().algorithm == "ring");
+      MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  const int host = hostIndex();
+  const int n = comm.size();
+  // Across the hosts: the second host's ranks agree with each other, not with the first host's
+  // (caught by the cross-node ring's fingerprints). Inside a host: only the last rank differs
+  // (caught by its node's round, then told to the other host).
+  const bool acrossHosts[2] = {true, false};
+  for (bool across : acrossHosts) {
+    const bool odd = across ? host == 1 : comm.rank() == n - 1;
+    const std::size_t count = odd ? 100000 : 100001;  // both above the direct limit: hierarchical
+    std::vector<float> data(100001, 1.0f);
+    std::string what;
+    try {
+      comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
+    } catch (const MismatchError& error) {
+      what = error.what();
+    }
+    INFO((across ? "across hosts" : "inside a host") << ", rank " << comm.rank() << ": "
+                                                      << (what.empty() ? std::string("no MismatchError") : what));
+    // Across: every rank names both calls. Inside: the odd host's ranks name both calls; the other
+    // host's ranks learn only that the odd host's ranks disagree among themselves.
+    const bool namesBoth = what.find("count=100000") != std::string::npos && what.find("count=100001") != std::string::npos;
+    const bool namesNode = what.find("made different calls") != std::string::npos;
+    REQUIRE(test::allRanks(what.find("disagree") != std::string::npos && (namesBoth || (!across && namesNode))));
+    // Found from the fingerprints before any data moved: the communicator is still in step.
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 100001, true, MPI_COMM_WORLD));
+    REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+  }
+}

@@ -29,13 +29,19 @@ class IdleWait {
   explicit IdleWait(const IdleWaitPolicy& policy) : policy_(policy) {}
 
   // One idle poll: spins, yields or sleeps by how long the wait has gone without progress.
-  // While spinning the clock (~50 ns here) is read every kPollsPerClockRead polls only, so that a
-  // poll of shared memory stays a few nanoseconds.
+  // The first kPollsBeforeClock polls of a wait read no clock at all: a small call on one node
+  // waits a few hundred nanoseconds for its peer every time, and reading the clock (~25-50 ns
+  // here) at the start of each such wait cost 8 B all-reduces ~25% (0.24 -> 0.31 us at np=2).
+  // After that the clock is read every kPollsPerClockRead polls while spinning.
+  static constexpr unsigned kPollsBeforeClock = 128;
   void idle() {
     if (policy_.spinOnly) return;
+    if (polls_ < kPollsBeforeClock) {
+      ++polls_;
+      return;
+    }
     if (!idling_) {
       idling_ = true;
-      polls_ = 0;
       since_ = std::chrono::steady_clock::now();
       return;
     }
@@ -45,7 +51,10 @@ class IdleWait {
     pastSpin_ = true;
     giveWay(idleFor);
   }
-  void progressed() { idling_ = pastSpin_ = false; }
+  void progressed() {
+    idling_ = pastSpin_ = false;
+    polls_ = 0;
+  }
 
  private:
   static constexpr unsigned kPollsPerClockRead = 16;

@@ -118,9 +118,9 @@ TEST_CASE("idle wait: sleeps once a wait is long, never when spinning is forced"
   policy.spinFor = policy.yieldFor = std::chrono::nanoseconds(0);
   policy.sleepStep = milliseconds(20);
   IdleWait yielding(policy);
-  // The first poll starts the wait; the clock is read on the 16th, past the spin and yield
-  // phases: from then on every poll sleeps.
-  CHECK(timeIdle(yielding, 18) >= milliseconds(40));
+  // The first kPollsBeforeClock polls read no clock; the next starts the wait's clock, which is
+  // read 16 polls later, past the spin and yield phases: from then on every poll sleeps.
+  CHECK(timeIdle(yielding, static_cast<int>(IdleWait::kPollsBeforeClock) + 18) >= milliseconds(40));
   // Progress starts a new wait: its first poll does not sleep, whatever came before.
   yielding.progressed();
   policy.spinOnly = true;

@@ -10,16 +10,15 @@
 // slowest (network) edge. kAvg sums in both levels and divides once by the total rank count, on
 // the chunk the ring finished, so every rank holds the same bits.
 //
-// Checks: the node round carries the fingerprint and is checked first; the cross-node ring's
-// first segment carries it again, so ranks on different nodes that disagree are caught there. A
-// node whose own ranks disagree (or saw NaN/Inf) tells the other nodes through that cross-node
-// fingerprint round before it raises, so every rank raises, none waits. One Deadline, the call's,
-// covers every phase.
+// Checks: one fingerprint round on the whole communicator first, so every rank sees every call
+// and a disagreement anywhere (inside a node, between nodes, or a count that put another rank on
+// a different algorithm) raises on every rank before any phase starts; the phases exchange no
+// fingerprints of their own. One Deadline, the call's, covers every phase.
 //
 // Pipelined in pieces of up to 2 MiB (and what a node round carries): piece p's cross-node ring
 // runs while the node all-gathers piece p-1 and reduce-scatters piece p+1, so the network is not
 // idle during the shared-memory phases (2 hosts x 2 ranks at 2 Gbit/s, 16 MiB: 0.30 -> 0.34 GB/s
-// busbw). Only piece 0 exchanges fingerprints.
+// busbw).
 #pragma once
 
 #include "algorithms.h"

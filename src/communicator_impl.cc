@@ -96,9 +96,10 @@ detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* se
   const detail::PointerPlace sendPlace = detail::describePointer(send);
   const detail::PointerPlace recvPlace = send == recv ? sendPlace : detail::describePointer(recv);
   const detail::MemoryKind memory = detail::checkMemory(call, sendPlace.kind, recvPlace.kind, options_.backend);
+  if (memory != detail::MemoryKind::kDevice) return memory;
   // NCCL runs on one GPU per rank, and the staged copies and events are made there: a buffer on
   // another GPU is the caller's mistake, named before anything is sent.
-  const int mine = memory == detail::MemoryKind::kDevice ? device_->device() : -1;
+  const int mine = device_->device();
   const char* sendName = send == recv ? "buf" : "send";
   for (const auto& [name, place] : {std::pair{sendName, sendPlace}, std::pair{"recv", recvPlace}})
     if (mine >= 0 && place.device >= 0 && place.device != mine)

@@ -12,7 +12,6 @@ void GradientAverager::Impl::runBucket(std::size_t bucket) {
   detail::BucketRunner& runner = buckets_[bucket].onDevice ? *deviceRunner_ : *hostRunner_;
   BucketTiming& timing = timings_[bucket];
   timing = BucketTiming{buckets_[bucket].bytes(), buckets_[bucket].members.size()};
-  timing.path = buckets_[bucket].onDevice ? "device" : "";
   timing.queuedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - readyAt_[bucket]).count();
   runner.run(bucket, comm_, timing);
 }

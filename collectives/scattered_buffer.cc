@@ -23,10 +23,6 @@ std::size_t ScatteredBuffer::spanHolding(std::size_t index) const {
   return after == starts_.begin() ? 0 : static_cast<std::size_t>(after - starts_.begin()) - 1;
 }
 
-const std::vector<PayloadPiece>& ScatteredBuffer::pieces(std::size_t begin, std::size_t length) const {
-  return pieces(begin, length, 0, 0);
-}
-
 const std::vector<PayloadPiece>& ScatteredBuffer::pieces(std::size_t begin1, std::size_t length1,
                                                          std::size_t begin2, std::size_t length2) const {
   pieces_.clear();

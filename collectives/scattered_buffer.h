@@ -40,9 +40,8 @@ class ScatteredBuffer {
     }
   }
 
-  // The elements [begin, begin + length) as payload pieces, in order (valid until the next call).
-  const std::vector<PayloadPiece>& pieces(std::size_t begin, std::size_t length) const;
-  // ... of two ranges, the first then the second (what the split's first round sends).
+  // The elements of two ranges, the first then the second, as payload pieces in order (what the
+  // split's rounds send; a length may be 0). Valid until the next call.
   const std::vector<PayloadPiece>& pieces(std::size_t begin1, std::size_t length1, std::size_t begin2,
                                           std::size_t length2) const;
 

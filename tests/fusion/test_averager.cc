@@ -206,6 +206,18 @@ TEST_CASE("averager: bucket assignment, counts and stats", "[fusion]") {
   CHECK(stats.lastSynchronizeSeconds >= 0);
   CHECK(stats.totalSynchronizeSeconds >= stats.lastSynchronizeSeconds);
   CHECK(comm.callCount() == 0);  // all traffic went through the averager's own duplicate
+  // Where the last step's time went, per bucket in launch order: the tensors of a bucket's worth
+  // or more lie alone in theirs (in place); bucket 3's three small separate tensors are too small
+  // for the split all-reduce, so the core packed them.
+  const std::vector<BucketTiming> timings = averager.lastStepBuckets();
+  REQUIRE(timings.size() == 4);
+  CHECK(timings[0].bytes == 1000 * sizeof(float));
+  CHECK(timings[0].gradients == 1);
+  CHECK(std::string(timings[0].path) == "in place");
+  CHECK(timings[3].bytes == (10 + 20 + 5) * sizeof(float));
+  CHECK(timings[3].gradients == 3);
+  CHECK(std::string(timings[3].path) == "packed");
+  for (const BucketTiming& t : timings) CHECK((t.exchangeSeconds >= 0 && t.packSeconds == 0 && t.unpackSeconds == 0));
   REQUIRE(test::allRanks(model.check(comm.size(), 2, ReduceOp::kAvg).empty()));
 }
 

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_check.h"
+#include "cuda/driver_api.h"
 
 namespace ringsync::cuda {
 
@@ -128,20 +129,30 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-// Makes `device` current for the scope and restores the caller's device afterwards, so the
-// library never leaves the caller's thread on another GPU.
+// Makes `device` current for the scope and restores what the caller's thread had afterwards, so the
+// library never leaves the caller's thread on another GPU. A thread that had no CUDA context (a
+// fresh thread, a host-only program) gets none back: restoring "device 0" with cudaSetDevice would
+// create a context on GPU 0 that the caller never asked for.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(int device) {
-    RINGSYNC_CHECK_CUDA(cudaGetDevice(&previous_));
-    if (previous_ != device) RINGSYNC_CHECK_CUDA(cudaSetDevice(device));
-    else previous_ = -1;  // nothing to restore
+  explicit DeviceGuard(int device) : hadContext_(threadHasContext()) {
+    if (hadContext_) RINGSYNC_CHECK_CUDA(cudaGetDevice(&previous_));
+    if (!hadContext_ || previous_ != device) {
+      RINGSYNC_CHECK_CUDA(cudaSetDevice(device));
+      restore_ = true;
+    }
   }
-  ~DeviceGuard() { if (previous_ >= 0) cudaSetDevice(previous_); }
+  ~DeviceGuard() {
+    if (!restore_) return;
+    if (hadContext_) cudaSetDevice(previous_);
+    else driverApi().ctxSetCurrent(nullptr);  // back to no current context, as the thread was
+  }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
+  bool hadContext_;
+  bool restore_ = false;
   int previous_ = -1;
 };
 

@@ -54,9 +54,11 @@ class DevicePath {
 };
 
 // The one pointer classifier (the core and the GradientAverager use it). Makes no CUDA call in a
-// process without a GPU driver, or in a build without CUDA. With CUDA, only a successful query
-// answering unregistered or host memory means host: an error is a BackendError naming the pointer
-// (never silently "host", which would send device memory to the host ring).
+// process without a GPU driver, or in a build without CUDA. With CUDA it asks the driver, which
+// creates no context (cuda/driver_api.h): host while the process has no CUDA context at all; else
+// only a successful query answering unknown or pinned host memory means host, and an error is a
+// BackendError naming the pointer (never silently "host", which would send device memory to the
+// host ring). The rules: pointer_rules.h.
 MemoryKind classifyPointer(const void* pointer);
 // ... and, for device memory, the GPU it lives on (-1 for host memory).
 struct PointerPlace {

@@ -2,7 +2,9 @@
 // communicator, and the staged path through pinned host memory.
 //
 // Host buffers stay cheap and CUDA-free: without an NVIDIA driver on the machine classify() never
-// calls the CUDA runtime (device_probe.h); with one it costs one cudaPointerGetAttributes.
+// calls the CUDA runtime (device_probe.h); with one it asks the driver (cuda/driver_api.h), which
+// creates no context: none at all while the process has no CUDA context, else one
+// cuPointerGetAttributes.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,12 +12,19 @@
 #include <cuda_runtime_api.h>
 
 #include "collectives/nccl_communicator.h"
+#include "cuda/driver_api.h"
 #include "collectives/staged_cuda.h"
 #include "device_path.h"
 #include "device_probe.h"
+#include "pointer_rules.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
+
+static_assert(kDriverMemoryHost == int{CU_MEMORYTYPE_HOST} && kDriverMemoryDevice == int{CU_MEMORYTYPE_DEVICE} &&
+                  kDriverMemoryArray == int{CU_MEMORYTYPE_ARRAY} && kDriverMemoryUnified == int{CU_MEMORYTYPE_UNIFIED},
+              "pointer_rules.h mirrors CUmemorytype");
+
 namespace {
 
 class CudaDevicePath final : public DevicePath {
@@ -123,21 +132,23 @@ MemoryKind classifyPointer(const void* pointer) { return describePointer(pointer
 
 PointerPlace describePointer(const void* pointer) {
   if (pointer == nullptr || visibleGpuCount() == 0) return {MemoryKind::kHost, -1};
-  cudaPointerAttributes attributes{};
-  const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // this query's own error only: it is not sticky, and it is reported here
-    throw BackendError("cannot tell whether pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
-                       " is host or device memory: cudaPointerGetAttributes failed: " + cudaGetErrorString(status));
-  }
-  switch (attributes.type) {
-    case cudaMemoryTypeUnregistered:
-    case cudaMemoryTypeHost: return {MemoryKind::kHost, -1};
-    case cudaMemoryTypeDevice:
-    case cudaMemoryTypeManaged: return {MemoryKind::kDevice, attributes.device};
-  }
-  throw BackendError("pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer)) +
-                     ": unknown cudaMemoryType " + std::to_string(static_cast<int>(attributes.type)));
+  // The driver, not cudaPointerGetAttributes: the runtime call would create a context on the
+  // thread's current device (GPU 0 unless set) in every host-only rank and in the averager's
+  // progress thread. The driver's answers leave the runtime's last error alone as well.
+  return placeFromDriver(pointer, cuda::anyContextExists(visibleGpuCount()), [pointer] {
+    CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    unsigned int memoryType = 0;
+    int ordinal = -1;
+    void* values[] = {&memoryType, &ordinal};
+    DriverPointerAnswer answer;
+    const CUresult rc = cuda::driverApi().pointerGetAttributes(2, attributes, values,
+                                                               reinterpret_cast<CUdeviceptr>(pointer));
+    answer.succeeded = rc == CUDA_SUCCESS;
+    if (!answer.succeeded) answer.error = std::string(cuda::driverErrorName(rc)) + " (" + std::to_string(rc) + ")";
+    answer.memoryType = static_cast<int>(memoryType);
+    answer.deviceOrdinal = ordinal;
+    return answer;
+  });
 }
 
 std::unique_ptr<DevicePath> makeDevicePath(const DevicePathContext& context) {

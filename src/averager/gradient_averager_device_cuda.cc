@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_memory.h"
 #include "cuda/pack_kernels.h"
+#include "src/device_path.h"
 #include "src/device_probe.h"
 #include "gradient_averager_runner.h"
 #include "ringsync/errors.h"
@@ -21,11 +22,8 @@
 namespace ringsync::detail {
 namespace {
 
-int deviceOf(const void* pointer) {
-  cudaPointerAttributes attributes{};
-  RINGSYNC_CHECK_CUDA(cudaPointerGetAttributes(&attributes, pointer));
-  return attributes.device;
-}
+// The pointer's GPU, from the one classifier (no context created, errors raised).
+int deviceOf(const void* pointer) { return describePointer(pointer).device; }
 
 class DeviceRunner final : public BucketRunner {
  public:

@@ -1,5 +1,5 @@
 // Single-process pieces: half conversions, ring geometry, reduce kernels, backend selection, how
-// waits give the core away, RINGSYNC_SPIN_WAIT.
+// waits give the core away, RINGSYNC_SPIN_WAIT, the pointer classification rules.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include "ringsync/options.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
+#include "src/pointer_rules.h"
 
 using namespace ringsync;
 using namespace ringsync::detail;
@@ -151,4 +152,48 @@ TEST_CASE("MpiEnvironment asked Open MPI to yield when idle", "[units][wait]") {
   if (spin && std::string(spin) == "1") return;
   const char* yield = std::getenv("OMPI_MCA_mpi_yield_when_idle");
   REQUIRE(yield != nullptr);
+}
+
+// The rules the CUDA build's classifier applies to the driver's answers (src/pointer_rules.h),
+// with the driver simulated: no GPU is needed to check them.
+TEST_CASE("pointer classification: the driver's answers, no context created, errors never read as host",
+          "[units][pointer]") {
+  float x = 0;
+  int asked = 0;
+  auto answering = [&asked](bool ok, int type, int ordinal, std::string error = {}) {
+    return [&asked, ok, type, ordinal, error] {
+      ++asked;
+      DriverPointerAnswer answer;
+      answer.succeeded = ok;
+      answer.memoryType = type;
+      answer.deviceOrdinal = ordinal;
+      answer.error = error;
+      return answer;
+    };
+  };
+  // No CUDA context in the process: host, and the driver is not even asked.
+  PointerPlace place = placeFromDriver(&x, false, answering(true, kDriverMemoryDevice, 3));
+  CHECK(place.kind == MemoryKind::kHost);
+  CHECK(place.device == -1);
+  CHECK(asked == 0);
+  // Memory CUDA does not know, and pinned host memory: host.
+  CHECK(placeFromDriver(&x, true, answering(true, kDriverMemoryUnknown, -1)).kind == MemoryKind::kHost);
+  CHECK(placeFromDriver(&x, true, answering(true, kDriverMemoryHost, 0)).kind == MemoryKind::kHost);
+  CHECK(asked == 2);
+  // Device and managed memory: device, on the driver's ordinal.
+  place = placeFromDriver(&x, true, answering(true, kDriverMemoryDevice, 1));
+  CHECK(place.kind == MemoryKind::kDevice);
+  CHECK(place.device == 1);
+  place = placeFromDriver(&x, true, answering(true, kDriverMemoryUnified, 0));
+  CHECK(place.kind == MemoryKind::kDevice);
+  CHECK(place.device == 0);
+  // A failed query is an error naming the pointer and the driver's error, never "host".
+  CHECK_THROWS_AS(placeFromDriver(&x, true, answering(false, kDriverMemoryUnknown, -1, "CUDA_ERROR_INVALID_CONTEXT")),
+                  BackendError);
+  CHECK_THROWS_WITH(placeFromDriver(&x, true, answering(false, kDriverMemoryUnknown, -1, "CUDA_ERROR_INVALID_CONTEXT")),
+                    Catch::Contains("CUDA_ERROR_INVALID_CONTEXT") && Catch::Contains("pointer"));
+  // Device memory without a device, a CUDA array, an unknown type: errors.
+  CHECK_THROWS_AS(placeFromDriver(&x, true, answering(true, kDriverMemoryDevice, -1)), BackendError);
+  CHECK_THROWS_AS(placeFromDriver(&x, true, answering(true, kDriverMemoryArray, 0)), InvalidArgument);
+  CHECK_THROWS_WITH(placeFromDriver(&x, true, answering(true, 7, 0)), Catch::Contains("CUmemorytype 7"));
 }

@@ -89,6 +89,10 @@ RINGSYNC_INTERPOSE(cudaError_t, cudaDeviceSynchronize, (), ())
 RINGSYNC_INTERPOSE(cudaError_t, cudaDriverGetVersion, (int* version), (version))
 RINGSYNC_INTERPOSE(cudaError_t, cudaRuntimeGetVersion, (int* version), (version))
 RINGSYNC_INTERPOSE(cudaError_t, cudaPointerGetAttributes, (cudaPointerAttributes* attributes, const void* ptr), (attributes, ptr))
+RINGSYNC_INTERPOSE(cudaError_t, cudaGetDriverEntryPointByVersion,
+                   (const char* symbol, void** function, unsigned int version, unsigned long long flags,
+                    cudaDriverEntryPointQueryResult* status),
+                   (symbol, function, version, flags, status))
 RINGSYNC_INTERPOSE(cudaError_t, cudaGetLastError, (), ())
 RINGSYNC_INTERPOSE(cudaError_t, cudaPeekAtLastError, (), ())
 RINGSYNC_INTERPOSE(const char*, cudaGetErrorName, (cudaError_t error), (error))

@@ -1,6 +1,6 @@
 // bootstrapNccl: every rank probes its GPU, the ranks agree (over MPI) whether NCCL can serve all
-// of them, and only then call ncclCommInitRank together. Agreeing first matters twice: a rank that
-// cannot init would leave the others blocked inside ncclCommInitRank, and ranks that disagree about
+// of them, and only then call ncclCommInitRankConfig together. Agreeing first matters twice: a rank that
+// cannot init would leave the others waiting inside NCCL's init, and ranks that disagree about
 // NCCL would send one collective through NCCL and the other through the host ring.
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "cuda/device_memory.h"
 #include "nccl_check.h"
 #include "nccl_communicator.h"
+#include "nccl_settle.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
@@ -110,12 +111,24 @@ std::string duplicateGpu(const std::vector<ProbeRecord>& records) {
   return {};
 }
 
+// Non-blocking init (nccl_settle.h), polled under the call's deadline: a rank that fails inside
+// NCCL's init reports it through the allgather below, and the ranks it leaves waiting for its
+// connections time out instead of blocking forever. On timeout the half-made communicator is
+// aborted and the TimeoutError goes up (the caller aborts the ringsync communicator).
 ProbeRecord initRank(const NcclBootstrapInputs& in, const ncclUniqueId& id, ncclComm_t* comm) {
   ProbeRecord result;
   try {
-    cuda::DeviceGuard guard(in.device);  // ncclCommInitRank uses the current device
-    const ncclResult_t rc = ncclCommInitRank(comm, in.size, id, in.rank);
-    if (rc != ncclSuccess) setWhy(result, kInitFailed, "ncclCommInitRank failed: " + ncclErrorText(rc));
+    cuda::DeviceGuard guard(in.device);  // NCCL's init uses the current device
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t rc = ncclCommInitRankConfig(comm, in.size, id, in.rank, &config);
+    if (rc == ncclInProgress)
+      rc = awaitNcclSettled(*comm, *in.deadline, "ncclCommInitRankConfig: NCCL's init connecting to the other ranks");
+    if (rc != ncclSuccess) setWhy(result, kInitFailed, "ncclCommInitRankConfig failed: " + ncclErrorText(rc));
+  } catch (const TimeoutError&) {
+    if (*comm) ncclCommAbort(*comm);
+    *comm = nullptr;
+    throw;
   } catch (const Error& error) {
     setWhy(result, kInitFailed, error.what());
   }
@@ -162,13 +175,13 @@ std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& in, s
 
   ncclComm_t comm = nullptr;
   const ProbeRecord initResult = initRank(in, id.id, &comm);
-  why = firstFailure(allgatherRecords(in, initResult, "MPI_Allgather of the ncclCommInitRank results"));
+  why = firstFailure(allgatherRecords(in, initResult, "MPI_Allgather of the ncclCommInitRankConfig results"));
   if (!why.empty()) {
     if (comm) ncclCommAbort(comm);
     if (whyNot) *whyNot = why;
     return nullptr;
   }
-  return std::make_unique<NcclCommunicator>(comm, in.device);
+  return std::make_unique<NcclCommunicator>(comm, in.device, in.deadline->timeoutSeconds());
 }
 
 }  // namespace ringsync::detail

@@ -5,6 +5,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/elementwise_kernels.h"
 #include "nccl_check.h"
+#include "nccl_settle.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
@@ -36,10 +37,32 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
   throw InvalidArgument("NCCL: op=" + std::to_string(static_cast<int>(op)) + " is not a ReduceOp");
 }
 
-NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {}
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds)
+    : comm_(comm), device_(device), timeoutSeconds_(timeoutSeconds) {}
 
+// Finalize (non-blocking: it flushes what is still queued) under the usual timeout, then destroy;
+// a finalize that does not settle (a peer gone) aborts instead, so the destructor cannot hang.
 NcclCommunicator::~NcclCommunicator() {
-  if (comm_) ncclCommDestroy(comm_);
+  if (!comm_) return;
+  try {
+    ncclResult_t rc = ncclCommFinalize(comm_);
+    if (rc == ncclInProgress) {
+      Deadline deadline(CallHeader{}, timeoutSeconds_, 0, {});
+      rc = awaitNcclSettled(comm_, deadline, "ncclCommFinalize");
+    }
+    if (rc == ncclSuccess) {
+      ncclCommDestroy(comm_);
+      return;
+    }
+  } catch (const Error&) {  // the finalize timed out
+  }
+  ncclCommAbort(comm_);
+}
+
+void NcclCommunicator::settle(ncclResult_t rc, const char* call, Deadline& deadline) const {
+  if (rc == ncclInProgress) rc = awaitNcclSettled(comm_, deadline, call);
+  if (rc != ncclSuccess)
+    throw BackendError(std::string(call) + " failed: " + ncclErrorText(rc));
 }
 
 void NcclCommunicator::abort() noexcept {
@@ -76,7 +99,7 @@ void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count
                                  cudaStream_t stream, Deadline& deadline) {
   ensureHealthy("allreduce");
   if (count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
-  RINGSYNC_CHECK_NCCL(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream));
+  settle(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream), "ncclAllReduce", deadline);
   if (op == ReduceOp::kAvg) {
     // ncclAvg pre-multiplies by fl(1/n) (for halves a factor rounded to 11 bits), which is not the
     // host path's fl(sum)/n for n = 3, 5, 6, ...: sum, then divide once on the same stream, so every
@@ -92,7 +115,7 @@ void NcclCommunicator::broadcast(void* buf, std::size_t count, DataType type, in
                                  Deadline& deadline) {
   ensureHealthy("broadcast");
   if (count == 0) return;
-  RINGSYNC_CHECK_NCCL(ncclBroadcast(buf, buf, count, ncclTypeOf(type), root, comm_, stream));
+  settle(ncclBroadcast(buf, buf, count, ncclTypeOf(type), root, comm_, stream), "ncclBroadcast", deadline);
   if (stream == nullptr) finish("broadcast", stream, deadline);
 }
 

@@ -21,9 +21,10 @@ ncclRedOp_t ncclOpOf(ReduceOp op);  // kAvg is ncclSum: the division follows, on
 
 class NcclCommunicator {
  public:
-  // Owns `comm` (created by bootstrapNccl on `device`).
-  NcclCommunicator(ncclComm_t comm, int device);
-  ~NcclCommunicator();  // ncclCommDestroy, unless aborted; never throws
+  // Owns `comm` (created non-blocking by bootstrapNccl on `device`, nccl_settle.h); `timeoutSeconds`
+  // bounds the finalize in the destructor.
+  NcclCommunicator(ncclComm_t comm, int device, double timeoutSeconds);
+  ~NcclCommunicator();  // finalize + destroy, or abort when that does not settle; never throws
 
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -44,9 +45,12 @@ class NcclCommunicator {
  private:
   void ensureHealthy(const char* call) const;  // raises on an earlier abort or an async NCCL error
   void finish(const char* call, cudaStream_t stream, Deadline& deadline) const;
+  // A call's result on the non-blocking communicator: ncclInProgress is polled until it settles.
+  void settle(ncclResult_t rc, const char* call, Deadline& deadline) const;
 
   ncclComm_t comm_;
   int device_;
+  double timeoutSeconds_;
 };
 
 struct NcclBootstrapInputs {
@@ -60,7 +64,7 @@ struct NcclBootstrapInputs {
 
 // Collective over inputs.comm. Either every rank gets a communicator, or every rank gets nullptr
 // and the same `whyNot` ("rank 1 has no CUDA device", "ranks 0 and 1 share GPU ...: NCCL needs
-// one GPU per rank", "ncclCommInitRank failed on rank 2: ..."). TimeoutError when a peer never
+// one GPU per rank", "ncclCommInitRankConfig failed on rank 2: ..."). TimeoutError when a peer never
 // joins (for instance because it passed host buffers to this collective).
 std::unique_ptr<NcclCommunicator> bootstrapNccl(const NcclBootstrapInputs& inputs, std::string* whyNot);
 

@@ -50,6 +50,7 @@ class Deadline {
     wait_.progressed();
   }
   const CallHeader& call() const { return call_; }
+  double timeoutSeconds() const { return timeoutSeconds_; }
   // While an algorithm waits on a sub-communicator (the hierarchical all-reduce's node and
   // cross-node communicators), the peers it names are ranks there: `globalRanks[i]` is rank i's
   // rank in the caller's communicator, so that warnings and TimeoutError name those. Null: as is.

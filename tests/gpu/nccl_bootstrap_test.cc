@@ -1,7 +1,8 @@
 // The MPI side of the NCCL bootstrap (collectives/nccl_bootstrap.cc), on any machine: ranks that
 // cannot use NCCL make every rank decline it with the same reason (so no rank sends a collective
 // through NCCL while another takes the host ring), and a rank that never joins the bootstrap is a
-// TimeoutError rather than a hang. Ranks without a device make no CUDA or NCCL call here.
+// TimeoutError rather than a hang. Ranks without a device make no CUDA or NCCL call here. Also the
+// poll of the non-blocking NCCL communicator (nccl_settle.h), with NCCL's state simulated.
 #include <catch2/catch.hpp>
 
 #include <mpi.h>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "collectives/nccl_communicator.h"
+#include "collectives/nccl_settle.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
@@ -91,4 +93,28 @@ TEST_CASE("nccl tables: every DataType and ReduceOp maps to its NCCL counterpart
   CHECK(detail::ncclOpOf(ReduceOp::kAvg) == ncclSum);
   CHECK_THROWS_AS(detail::ncclTypeOf(static_cast<DataType>(99)), InvalidArgument);
   CHECK_THROWS_AS(detail::ncclOpOf(static_cast<ReduceOp>(99)), InvalidArgument);
+}
+
+// ringsync's NCCL communicators are non-blocking: init and calls may answer ncclInProgress, which
+// is polled under the call's deadline. NCCL's state is simulated here (no GPU needed).
+TEST_CASE("nccl settle: in-progress is polled until it settles, and times out under the deadline", "[nccl-settle]") {
+  int polls = 0;
+  detail::Deadline deadline = callDeadline(30);
+  auto settlesAfter = [&polls](int inProgress, ncclResult_t settled) {
+    return [&polls, inProgress, settled] { return polls++ < inProgress ? ncclInProgress : settled; };
+  };
+  CHECK(detail::awaitNcclSettled(settlesAfter(3, ncclSuccess), deadline, "test") == ncclSuccess);
+  CHECK(polls == 4);
+  polls = 0;
+  CHECK(detail::awaitNcclSettled(settlesAfter(0, ncclRemoteError), deadline, "test") == ncclRemoteError);
+  CHECK(polls == 1);
+  polls = 0;
+  // A state that never settles (a peer died inside NCCL's init): TimeoutError naming what was awaited.
+  detail::Deadline shortDeadline = callDeadline(0.3);
+  CHECK_THROWS_AS(detail::awaitNcclSettled(settlesAfter(1 << 30, ncclSuccess), shortDeadline, "NCCL's init (test)"),
+                  TimeoutError);
+  detail::Deadline another = callDeadline(0.3);
+  CHECK_THROWS_WITH(detail::awaitNcclSettled(settlesAfter(1 << 30, ncclSuccess), another, "NCCL's init (test)"),
+                    Catch::Contains("NCCL's init (test)"));
+  CHECK(polls > 1);
 }

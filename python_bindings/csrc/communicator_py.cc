@@ -20,6 +20,7 @@ Communicator& PyCommunicator::get() {
 
 void PyCommunicator::releaseMpi() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (comm_) inFlight_.releaseAll(comm_->options().timeoutSeconds);
   comm_.reset();
 }
 
@@ -61,17 +62,26 @@ template <typename Getter> auto readLocked(PyCommunicator& self, Getter&& getter
   return getter(self.get());
 }
 
+// A device array stays alive until its stream has passed the collective (stream_keepalive.h);
+// a host array is done when the call returns.
+void keepUntilStreamPasses(PyCommunicator& self, ImportedArray&& array, CUstream_st* stream) {
+  if (array.onDevice) self.inFlight().keep(std::move(array), stream);
+  else self.inFlight().releaseCompleted();
+}
+
 void allreduce(PyCommunicator& self, nb::handle x, const char* op, nb::handle stream) {
   const ReduceOp reduceOp = parseOp(op, "allreduce");
-  const ImportedArray a = importArray(x, "allreduce", "x");
+  ImportedArray a = importArray(x, "allreduce", "x");
   CUstream_st* s = streamFor(a, stream, "allreduce");
   locked(self, [&](Communicator& c) { c.allreduce(a.data, a.data, a.count, a.type, reduceOp, s); });
+  keepUntilStreamPasses(self, std::move(a), s);
 }
 
 void broadcast(PyCommunicator& self, nb::handle x, int root, nb::handle stream) {
-  const ImportedArray a = importArray(x, "broadcast", "x");
+  ImportedArray a = importArray(x, "broadcast", "x");
   CUstream_st* s = streamFor(a, stream, "broadcast");
   locked(self, [&](Communicator& c) { c.broadcast(a.data, a.count, a.type, root, s); });
+  keepUntilStreamPasses(self, std::move(a), s);
 }
 
 void allgather(PyCommunicator& self, nb::handle x, nb::handle out) {

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "lifetime.h"
+#include "stream_keepalive.h"
 #include "ringsync/communicator.h"
 
 namespace ringsync::python {
@@ -19,10 +20,13 @@ class PyCommunicator final : public MpiResource {
   Communicator& get();
   std::mutex& mutex() { return mutex_; }
   void releaseMpi() noexcept override;
+  // Device arrays of stream-ordered calls still in flight (touched with the GIL held).
+  StreamKeepAlive& inFlight() { return inFlight_; }
 
  private:
   std::unique_ptr<Communicator> comm_;
   std::mutex mutex_;
+  StreamKeepAlive inFlight_;
 };
 
 }  // namespace ringsync::python

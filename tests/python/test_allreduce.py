@@ -120,3 +120,27 @@ def test_cuda_tensors_with_a_stream(comm):
     comm.allreduce(t, op="sum", stream=stream)
     stream.synchronize()
     assert (t == comm.size * (comm.size + 1) / 2).all()
+
+
+def test_a_cuda_tensor_outlives_its_collective(comm):
+    """Dropping the last reference right after a stream-ordered call must not free the memory the
+    collective still uses (torch's caching allocator would hand it to the next tensor): ringsync
+    keeps it until the stream has passed the call, and lets it go at a later call."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import numpy as np
+    import ringsync
+
+    if not ringsync.with_cuda or not torch.cuda.is_available():
+        pytest.skip("skipped: needs a CUDA build of ringsync and a GPU (with_cuda=%s)" % ringsync.with_cuda)
+    torch.cuda.set_device(comm.local_rank % torch.cuda.device_count())
+    stream = torch.cuda.current_stream()
+    stream.synchronize()
+    comm.allreduce(np.ones(1, dtype=np.float32))  # releases anything kept by earlier tests
+    before = torch.cuda.memory_allocated()
+    t = torch.full((1 << 20,), 1.0, device="cuda")
+    comm.allreduce(t, op="sum", stream=stream)
+    del t
+    assert torch.cuda.memory_allocated() >= before + (4 << 20)  # still held for the collective
+    stream.synchronize()
+    comm.allreduce(np.ones(1, dtype=np.float32))  # a later call lets it go
+    assert torch.cuda.memory_allocated() == before

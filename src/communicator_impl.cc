@@ -6,6 +6,7 @@
 #include "call_check.h"
 #include "collectives/mpi_check.h"
 #include "collectives/reduce_kernels.h"
+#include "device_epochs.h"
 #include "ringsync/errors.h"
 
 namespace ringsync {
@@ -92,11 +93,27 @@ void Communicator::Impl::abort(const std::string& reason) noexcept {
   logger_.log(LogLevel::kError, "communicator aborted: " + reason);
 }
 
+void Communicator::Impl::averagerStepBegins() noexcept {
+  detail::DeviceEpochs::averagerStepBegins();
+  ownAveragerStep_ = true;
+}
+
+void Communicator::Impl::averagerStepEnds() noexcept {
+  if (!ownAveragerStep_) return;
+  ownAveragerStep_ = false;
+  detail::DeviceEpochs::averagerStepEnds();
+}
+
 detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* send, const void* recv) {
   const detail::PointerPlace sendPlace = detail::describePointer(send);
   const detail::PointerPlace recvPlace = send == recv ? sendPlace : detail::describePointer(recv);
   const detail::MemoryKind memory = detail::checkMemory(call, sendPlace.kind, recvPlace.kind, options_.backend);
   if (memory != detail::MemoryKind::kDevice) return memory;
+  if (detail::DeviceEpochs::averagerStepsInFlight() - (ownAveragerStep_ ? 1 : 0) > 0)
+    throw InvalidArgument(std::string(call) +
+                          ": a GradientAverager's device step is in flight in this process (from its first markReady "
+                          "to synchronize()); NCCL forbids using two communicators on one GPU at once (their kernels "
+                          "can wait on each other across ranks), so device collectives must wait for synchronize()");
   // NCCL runs on one GPU per rank, and the staged copies and events are made there: a buffer on
   // another GPU is the caller's mistake, named before anything is sent.
   const int mine = device_->device();

@@ -52,6 +52,11 @@ class Communicator::Impl {
   // other algorithm gets the spans packed into one buffer and unpacked after (returns false).
   bool allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op);
 
+  // The GradientAverager that owns this communicator marks its device steps (device_epochs.h):
+  // while one is in flight, only this communicator may start device collectives.
+  void averagerStepBegins() noexcept;
+  void averagerStepEnds() noexcept;
+
   // For a layer above whose own wait on this communicator's work failed (the GradientAverager's
   // device stream past the deadline): the same abort as a failed call. Never throws.
   void abortAfterFailure(const std::string& reason) noexcept { abort(reason); }
@@ -112,6 +117,7 @@ class Communicator::Impl {
   detail::CallTracer tracer_;  // arrival times, straggler report, RINGSYNC_TIMELINE
   std::uint64_t sequence_ = 0;
   bool aborted_ = false;
+  bool ownAveragerStep_ = false;  // this (averager-owned) communicator's averager has a device step in flight
   std::string abortReason_;
   detail::RingConfig ring_{};
   detail::ScratchBuffer ringScratch_;

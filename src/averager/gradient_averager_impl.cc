@@ -90,6 +90,7 @@ void GradientAverager::Impl::shutdown() noexcept {
       abortCommunicator("the GradientAverager was destroyed while its device buckets did not complete");
     }
   }
+  detail::CoreAccess::of(comm_).averagerStepEnds();  // a step abandoned mid-way ends here
 }
 
 void GradientAverager::Impl::abortCommunicator(const std::string& reason) noexcept {
@@ -126,6 +127,8 @@ void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
     throw InvalidArgument("GradientAverager::markReady: gradient " + std::to_string(index) +
                           " was already marked ready in this step; call synchronize() before marking it again");
   ensureAgreed();
+  // A step with device buckets is an NCCL epoch of this averager's own communicator (device_epochs.h).
+  if (markedCount_ == 0 && deviceRunner_) detail::CoreAccess::of(comm_).averagerStepBegins();
   marked_[index] = true;
   ++markedCount_;
   if (timeline_) timeline_->instant(detail::SpanKind::kMarkReady, index);
@@ -183,6 +186,7 @@ void GradientAverager::Impl::averageAll() {
 }
 
 void GradientAverager::Impl::finishStep(std::exception_ptr error, double seconds) {
+  detail::CoreAccess::of(comm_).averagerStepEnds();
   marked_.assign(marked_.size(), false);
   markedCount_ = 0;
   {

@@ -94,3 +94,31 @@ TEST_CASE("averager on device gradients: host and device gradients in one list",
   INFO(wrong);
   REQUIRE(test::allRanks(wrong.empty()));
 }
+
+// One NCCL communicator at a time per GPU (src/device_epochs.h): between an averager's first
+// markReady and synchronize(), a device collective on another Communicator is refused on every
+// rank, touching nothing; afterwards it runs.
+TEST_CASE("averager on device gradients: other device collectives wait for synchronize", "[gpu][fusion]") {
+  RINGSYNC_GPU_TEST_OR_SKIP();
+  Communicator comm(MPI_COMM_WORLD);
+  Model host(test::floatLayers({100, 30}));
+  DeviceGradients device(host, host.buffers());
+  GradientAverager averager(comm, device.buffers_, GradientAveragerOptions{});
+  cuda::DeviceBuffer other(sizeof(float));
+  const float one = 1.0f;
+  RINGSYNC_CHECK_CUDA(cudaMemcpy(other.data(), &one, sizeof one, cudaMemcpyHostToDevice));
+  host.fill(comm.rank(), 0, ReduceOp::kAvg);
+  averager.markReady(1, nullptr);
+  bool refused = false;
+  try {
+    comm.allreduce(other.data(), other.data(), 1, DataType::kFloat32, ReduceOp::kSum);
+  } catch (const InvalidArgument& error) {
+    refused = std::string(error.what()).find("synchronize") != std::string::npos;
+  }
+  averager.markReady(0, nullptr);
+  averager.synchronize();
+  comm.allreduce(other.data(), other.data(), 1, DataType::kFloat32, ReduceOp::kSum);
+  float sum = 0;
+  RINGSYNC_CHECK_CUDA(cudaMemcpy(&sum, other.data(), sizeof sum, cudaMemcpyDeviceToHost));
+  REQUIRE(test::allRanks(refused && sum == static_cast<float>(comm.size())));
+}

@@ -33,10 +33,12 @@ _new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
 class Producer:
-    """Exports `memory` (a numpy array whose bytes it shares) through __dlpack__ only."""
+    """Exports `memory` (a numpy array whose bytes it shares, or an int address of memory the caller
+    owns, such as a cudaMalloc pointer) through __dlpack__ only."""
 
-    def __init__(self, memory, shape, code, bits, lanes=1, device=KDL_CPU, strides=None):
+    def __init__(self, memory, shape, code, bits, lanes=1, device=KDL_CPU, strides=None, device_id=0):
         self.memory = memory
+        self.device_id = device_id
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
         self.strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
         self.exported = []  # keep each DLManagedTensor alive: the consumer holds a pointer to it
@@ -45,8 +47,8 @@ class Producer:
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         tensor = DLManagedTensor()
-        tensor.dl_tensor.data = self.memory.ctypes.data
-        tensor.dl_tensor.device = DLDevice(self.device, 0)
+        tensor.dl_tensor.data = self.memory if isinstance(self.memory, int) else self.memory.ctypes.data
+        tensor.dl_tensor.device = DLDevice(self.device, self.device_id)
         tensor.dl_tensor.ndim = len(self.shape)
         tensor.dl_tensor.dtype = self.dtype
         tensor.dl_tensor.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
@@ -56,7 +58,7 @@ class Producer:
         return _new_capsule(ctypes.addressof(tensor), b"dltensor", None)
 
     def __dlpack_device__(self):
-        return (self.device, 0)
+        return (self.device, self.device_id)
 
 
 def bfloat16_bits(values):

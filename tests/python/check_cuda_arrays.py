@@ -4,7 +4,8 @@ Device memory comes from cudaMalloc through ctypes (no torch needed), exported b
 GPU machine this check runs whatever else is installed, and it cannot skip there. It checks
 all-reduce (closed forms, several types and ops) and broadcast on the default stream, that an
 array on another rank's GPU index is refused by name, and that one rank passing host memory while
-the others pass device memory is a MismatchError on every rank. Without a GPU it prints SKIPPED.
+the others pass device memory is a MismatchError on every rank, and that torch (where installed)
+still imports after ringsync. Without a GPU it prints SKIPPED.
 Run with the CUDA build of the package (python_install_cuda) on PYTHONPATH.
 """
 
@@ -74,6 +75,14 @@ def main():
     if not ringsync.with_cuda:
         print("FAILED: a GPU is present but this ringsync package was built without CUDA "
               "(python_install_cuda builds the CUDA one)")
+        return 1
+    # torch imported after ringsync must find one NCCL both can use (ringsync/_shared_nccl.py).
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        pass
+    except ImportError as error:
+        print(f"FAILED: import torch after a CUDA ringsync: {error}")
         return 1
     comm = ringsync.Communicator()
     n, rank = comm.size, comm.rank

@@ -10,6 +10,13 @@ Launch with `mpirun -np N python train.py`. MPI is finalised at interpreter exit
 
 import atexit as _atexit
 
+from ._build_config import WITH_CUDA as _WITH_CUDA
+
+if _WITH_CUDA:
+    from ._shared_nccl import load_the_newest_nccl as _load_the_newest_nccl
+
+    _load_the_newest_nccl()  # before _ringsync links libnccl.so.2: see _shared_nccl.py
+
 from ._ringsync import (
     AbortedError,
     BackendError,

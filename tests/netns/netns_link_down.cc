@@ -1,6 +1,7 @@
 // A host whose link goes down in the middle of all-reduces (run_netns_test.sh link_down: 2 hosts
-// x 1 rank; the script takes hostB's veth down once `<dir>/ready` exists). Every rank must raise
-// TimeoutError naming the other rank; each writes what happened to `<dir>/rank<r>.txt` for the
+// x 1 rank, 1 MiB, the ring; link_down_hierarchical: 2 hosts x 2 ranks, 4 MiB, the hierarchical
+// all-reduce; the script takes hostB's veth down once `<dir>/ready` exists). Every rank must raise
+// TimeoutError naming ranks on the other host; each writes what happened to `<dir>/rank<r>.txt` for the
 // script to judge ("timeout <seconds in the failing call> <message>"), because neither MPI nor
 // mpirun's output can be relied on across a dead link. Exits with _Exit: MPI_Finalize could wait
 // for the unreachable peer.
@@ -24,13 +25,14 @@ void report(const std::string& dir, int rank, const std::string& line) {
 int main(int argc, char** argv) {
   MpiEnvironment mpi(&argc, &argv);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: netns_link_down <dir>\n");
+    std::fprintf(stderr, "usage: netns_link_down <dir> [elements, default 2^18]\n");
     std::_Exit(2);
   }
   const std::string dir = argv[1];
+  const std::size_t elements = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : std::size_t{1} << 18;
   Communicator comm(MPI_COMM_WORLD, Options::fromEnvironment());
   const int rank = comm.rank(), n = comm.size();
-  std::vector<float> data(std::size_t{1} << 18);  // 1 MiB: the ring, many segments across the link
+  std::vector<float> data(elements);  // large enough for many messages across the link per call
   auto callStart = std::chrono::steady_clock::now();
   try {
     for (int call = 0; call < 100000; ++call) {

@@ -9,13 +9,14 @@
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
 #      unimpaired link's figures from the same run for comparison), when it is built;
-#   4. (link_down, 2 hosts x 1 rank) hostB's link goes down in the middle of all-reduces: both
-#      ranks raise TimeoutError naming the other within RINGSYNC_TIMEOUT_SECONDS + 2 s.
+#   4. (link_down, 2 hosts x 1 rank; link_down_hierarchical, 2 x 2) hostB's link goes down in the
+#      middle of all-reduces: every rank raises TimeoutError naming ranks of the other host within
+#      RINGSYNC_TIMEOUT_SECONDS + 2 s.
 # The hosts come from simulated_hosts.sh (shared with bench/multihost.sh). Everything it creates
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts as separate entries,
 # each well under a minute even when the 4 ranks share a few cores over TCP.
-#   run_netns_test.sh <bin-dir> [collectives|trainer|perf|link_down|all]
+#   run_netns_test.sh <bin-dir> [collectives|hierarchical|trainer|perf|link_down|link_down_hierarchical|all]
 set -uo pipefail
 
 bin=${1:?usage: run_netns_test.sh <bin-dir> [collectives|trainer|perf|link_down|all]}
@@ -93,39 +94,68 @@ run_impaired_link() {
   perf "impaired ($impairment)"
 }
 
-# One rank per host: each rank's only peer is across the link, so each must name the other.
+# run_link_down <ranks per host> <elements>: hostB's link goes down in the middle of all-reduces.
+# Every rank must raise TimeoutError within the timeout + 2 s naming the ranks it waited for
+# (ranks fill each host's slots in turn: hostA holds 0..P-1). A rank that waited across the link
+# names ranks of the other host; a rank that waited on a peer of its own host (one that was itself
+# stuck across the link: the hierarchical algorithm's phases inside a node) may name that peer,
+# if that peer names ranks of the other host: the blame must lead to the dead link in one step.
 run_link_down() {
-  local timeout=5 dir=$work/link_down i r line seconds
+  local per_host=$1 elements=$2 timeout=5 dir=$work/link_down i r line seconds peer
+  local np=$((2 * per_host))
+  local -a named=()
   mkdir -p "$dir"
-  sim_mpirun 2 90 -x RINGSYNC_TIMEOUT_SECONDS=$timeout "$bin/test_netns_link_down" "$dir" >"$work/link_down.log" 2>&1 &
+  sim_mpirun $np 90 -x RINGSYNC_TIMEOUT_SECONDS=$timeout "$bin/test_netns_link_down" "$dir" "$elements" \
+    >"$work/link_down.log" 2>&1 &
   local job=$!
   for ((i = 0; i < 300; ++i)); do [[ -e $dir/ready ]] && break; sleep 0.1; done
   [[ -e $dir/ready ]] || { cat "$work/link_down.log"; fail "the all-reduces did not start within 30 s"; }
   sim_hosts_link 1 down
   say "hostB's link is down"
-  for ((i = 0; i < (timeout + 10) * 10; ++i)); do [[ -e $dir/rank0.txt && -e $dir/rank1.txt ]] && break; sleep 0.1; done
+  for ((i = 0; i < (timeout + 10) * 10; ++i)); do
+    local all=1
+    for ((r = 0; r < np; ++r)); do [[ -e $dir/rank$r.txt ]] || all=0; done
+    ((all)) && break
+    sleep 0.1
+  done
   sim_hosts_link 1 up  # so that mpirun can reach hostB's daemon and end the job
   wait "$job"
-  for r in 0 1; do
+  for ((r = 0; r < np; ++r)); do
     [[ -e $dir/rank$r.txt ]] || { cat "$work/link_down.log"; fail "rank $r reported nothing within $((timeout + 10)) s"; }
     line=$(cat "$dir/rank$r.txt")
     say "rank $r: $line"
     [[ $line == timeout* ]] || fail "rank $r did not raise TimeoutError"
     seconds=$(echo "$line" | awk '{print $2}')
     awk -v s="$seconds" -v t="$timeout" 'BEGIN { exit !(s <= t + 2) }' || fail "rank $r took $seconds s (timeout $timeout s)"
-    [[ $line == *"rank(s) $((1 - r))"* ]] || fail "rank $r's TimeoutError does not name rank $((1 - r))"
+    named[r]=$(echo "$line" | sed -n 's/.*rank(s) \([0-9, ]*\).*/\1/p' | tr -d ' ' | tr ',' ' ')
+    [[ -n ${named[r]} ]] || fail "rank $r's TimeoutError names no rank"
   done
-  say "link down: both ranks raised TimeoutError naming the other within the timeout + 2 s"
+  across() {  # across <rank> <peers...>: every peer is on the other host
+    local me=$1 p
+    shift
+    for p in "$@"; do (((p / per_host) != (me / per_host))) || return 1; done
+  }
+  for ((r = 0; r < np; ++r)); do
+    across $r ${named[r]} && continue
+    for peer in ${named[r]}; do
+      (((peer / per_host) != (r / per_host))) && continue
+      across $peer ${named[peer]} ||
+        fail "rank $r names rank $peer of its own host, which does not itself name the unreachable host"
+    done
+  done
+  say "link down ($per_host rank(s) per host): every rank raised TimeoutError within the timeout + 2 s, naming the unreachable host's ranks (or a peer stuck on them)"
 }
 
 case $part in
   collectives | hierarchical | trainer | perf | all) sim_hosts_setup 2 2 ;;
   link_down) sim_hosts_setup 2 1 ;;
+  link_down_hierarchical) sim_hosts_setup 2 2 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
 [[ $part == hierarchical || $part == all ]] && run_hierarchical
 [[ $part == trainer || $part == all ]] && run_trainer
 [[ $part == perf || $part == all ]] && run_impaired_link
-[[ $part == link_down ]] && run_link_down
+[[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring
+[[ $part == link_down_hierarchical ]] && run_link_down 2 $((1 << 20))  # 4 MiB: the hierarchical all-reduce
 say "$part: passed"

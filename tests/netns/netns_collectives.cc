@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -95,4 +96,30 @@ TEST_CASE("netns: a mismatch across the hosts raises MismatchError on every rank
   comm.allreduce(data.data(), data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
   const float expected = static_cast<float>(n * (n - 1) / 2);
   REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [&](float x) { return x == expected; })));
+}
+
+// RINGSYNC_CHECK_FINITE across the hosts: a NaN in one rank's input is named on every rank, on each
+// path a size takes across nodes (the direct exchange, and the larger algorithms), and the
+// communicator stays in step.
+TEST_CASE("netns: a NaN on one host raises NonFiniteError naming its rank on every rank", "[netns][faults]") {
+  Options options = Options::fromEnvironment();
+  options.checkFinite = true;
+  Communicator comm(MPI_COMM_WORLD, options);
+  const int n = comm.size();
+  for (std::size_t count : {std::size_t{16}, std::size_t{16} << 10, std::size_t{1} << 20}) {
+    std::vector<float> data(count, 1.0f);
+    if (comm.rank() == n - 1) data[count / 2] = std::nanf("");
+    std::string what;
+    try {
+      comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
+    } catch (const NonFiniteError& error) {
+      what = error.what();
+    }
+    INFO("count " << count << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no NonFiniteError") : what));
+    REQUIRE(test::allRanks(what.find("NaN or Inf on rank " + std::to_string(n - 1)) != std::string::npos));
+    std::fill(data.begin(), data.end(), static_cast<float>(comm.rank()));
+    comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
+    const float expected = static_cast<float>(n * (n - 1) / 2);
+    REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [&](float x) { return x == expected; })));
+  }
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -65,13 +66,20 @@ bool threadHasContext() {
 bool anyContextExists(int deviceCount) {
   static std::atomic<bool> seen{false};
   if (seen.load(std::memory_order_relaxed)) return true;
+  // A host-only process on a GPU node asks this on every call: one driver call per device.
+  static const std::vector<CUdevice> devices = [deviceCount] {
+    std::vector<CUdevice> handles;
+    for (int ordinal = 0; ordinal < deviceCount; ++ordinal) {
+      CUdevice device = 0;
+      if (driverApi().deviceGet(&device, ordinal) == CUDA_SUCCESS) handles.push_back(device);
+    }
+    return handles;
+  }();
   bool exists = threadHasContext();
-  for (int ordinal = 0; !exists && ordinal < deviceCount; ++ordinal) {
-    CUdevice device = 0;
+  for (std::size_t d = 0; !exists && d < devices.size(); ++d) {
     unsigned int flags = 0;
     int active = 0;
-    exists = driverApi().deviceGet(&device, ordinal) == CUDA_SUCCESS &&
-             driverApi().primaryCtxGetState(device, &flags, &active) == CUDA_SUCCESS && active != 0;
+    exists = driverApi().primaryCtxGetState(devices[d], &flags, &active) == CUDA_SUCCESS && active != 0;
   }
   if (exists) seen.store(true, std::memory_order_relaxed);
   return exists;

@@ -28,7 +28,7 @@ bool threadHasContext();
 
 // Whether any CUDA context exists in this process: this thread's, or an active primary context on
 // one of the `deviceCount` devices. Without one no device memory can exist. Sticky once true
-// (checked with one driver call per device until then, none after).
+// (one driver call per device and one for the thread until then; the device count is read once).
 bool anyContextExists(int deviceCount);
 
 }  // namespace ringsync::cuda

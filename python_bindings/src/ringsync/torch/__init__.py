@@ -20,12 +20,16 @@ except ImportError as _error:
 
 try:
     from ._c10d import ProcessGroupRingsync
-except ImportError as _error:
+except ModuleNotFoundError as _error:
     raise ImportError(
         "ringsync.torch's C++ backend (ringsync/torch/_c10d) is not in this ringsync package: it is compiled "
         "against torch only when the Python that builds the package imports torch. Install torch first "
-        "(scripts/setup.sh --with-torch), then rebuild with `pip install --no-build-isolation ./python_bindings`. "
-        f"({_error})") from _error
+        "(scripts/setup.sh --with-torch), then rebuild with `pip install --no-build-isolation ./python_bindings`"
+    ) from _error
+except ImportError as _error:
+    raise ImportError(
+        f"ringsync.torch's C++ backend does not load with torch {_torch.__version__} (was the package built against "
+        f"another torch? rebuild it with `pip install --no-build-isolation ./python_bindings`): {_error}") from _error
 
 from ._backend import BACKEND_NAME, create_process_group, init_process_group, register
 

@@ -62,7 +62,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vec
   const at::Tensor block = at::empty({getSize(), input.numel()}, input.options());
   auto collective = [send = StagedTensor(input, true), block, outputs](Communicator& comm) {
     gatherInto(comm, send, block);
-    for (std::size_t r = 0; r < outputs.size(); ++r) outputs[r].copy_(block[static_cast<int64_t>(r)].view(outputs[r].sizes()));
+    for (std::size_t r = 0; r < outputs.size(); ++r)
+      outputs[r].copy_(block[static_cast<int64_t>(r)].view(outputs[r].sizes()));
   };
   return submit(::c10d::OpType::ALLGATHER, stream, outputs, std::move(collective), opts.asyncOp);
 }

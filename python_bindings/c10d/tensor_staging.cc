@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <utility>
+
 #include "torch_types.h"
 
 namespace ringsync::torch_backend {

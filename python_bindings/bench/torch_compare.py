@@ -10,9 +10,11 @@
     for a communication-heavy model (wide MLP, small batch: the all-reduce is most of a step on
     gloo) and a compute-heavier one (same layers, large batch). The same rank runs both backends
     alternately, so both see the same machine load.
-(3) Overlap on "ringsync": the DDP step against a step with no communication (the same model,
-    no DDP) and the synchronous all-reduce of all its gradients: hidden = (compute + all-reduce
-    - step) / all-reduce, the share of the all-reduce that ran during backward.
+(3) Overlap on "ringsync": the DDP step against a step with no communication and the synchronous
+    all-reduce of all its gradients: hidden = (compute + all-reduce - step) / all-reduce, the
+    share of the all-reduce that ran during backward. Two baselines for "compute": the same model
+    without DDP (DDP's own bucket copies then count against the overlap), and DDP with a comm hook
+    that communicates nothing (the same buckets and copies; only the all-reduce is missing).
 Rank 0 prints the tables; --json writes them, and --combine prints the medians over launches.
 """
 
@@ -109,6 +111,13 @@ def step_time(model, x, y, steps):
     return times
 
 
+def _no_communication(_state, bucket):
+    """A DDP comm hook that leaves every bucket as it is: DDP's step without the all-reduce."""
+    future = torch.futures.Future()
+    future.set_result(bucket.buffer())
+    return future
+
+
 def ddp_compare(groups, world, quick):
     n = world.size
     rows = []
@@ -132,6 +141,10 @@ def ddp_compare(groups, world, quick):
         row["ratio"] = row["ringsync"]["samples_per_s"] / row["gloo"]["samples_per_s"]
         # (3) the overlap on ringsync: no-communication step, and the all-reduce of all gradients.
         alone = statistics.median(step_time(mlp(width, layers), x, y, steps))
+        silent = DDP(mlp(width, layers), process_group=groups["ringsync"])
+        silent.register_comm_hook(None, _no_communication)
+        step_time(silent, x, y, 2)  # warm-up
+        ddp_alone = statistics.median(step_time(silent, x, y, steps))
         grads = torch.zeros(row["params"])
         world.barrier()
         start = time.perf_counter()
@@ -140,7 +153,9 @@ def ddp_compare(groups, world, quick):
         comm = slowest((time.perf_counter() - start) / 3, world)
         step = row["ringsync"]["step_ms"] / 1e3
         row["overlap"] = {"compute_ms": alone * 1e3, "allreduce_ms": comm * 1e3,
-                          "hidden": max(0.0, (alone + comm - step) / comm)}
+                          "hidden": max(0.0, (alone + comm - step) / comm),
+                          "ddp_compute_ms": ddp_alone * 1e3,
+                          "ddp_hidden": max(0.0, (ddp_alone + comm - step) / comm)}
         rows.append(row)
         del models
     return rows
@@ -157,13 +172,15 @@ def print_tables(result, launches=1):
               f"| {r['ringsync']['busbw']:.3f} | {r['ratio']:.2f}x |")
     print(f"\n# DDP training, {n} ranks, SGD + MSE, samples/s (global batch / median step){suffix}")
     print("| model | params | global batch | gloo samples/s | ringsync samples/s | ringsync/gloo | "
-          "no-comm step ms | all-reduce ms | ringsync step ms | all-reduce hidden |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "no-comm step ms | all-reduce ms | ringsync step ms | all-reduce hidden | "
+          "DDP no-comm step ms | hidden vs DDP no-comm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in result["ddp"]:
         o = r["overlap"]
         print(f"| {r['model']} | {r['params']} | {r['batch']} | {r['gloo']['samples_per_s']:.1f} | "
               f"{r['ringsync']['samples_per_s']:.1f} | {r['ratio']:.2f}x | {o['compute_ms']:.1f} | "
-              f"{o['allreduce_ms']:.1f} | {r['ringsync']['step_ms']:.1f} | {o['hidden'] * 100:.0f}% |")
+              f"{o['allreduce_ms']:.1f} | {r['ringsync']['step_ms']:.1f} | {o['hidden'] * 100:.0f}% | "
+              f"{o.get('ddp_compute_ms', float('nan')):.1f} | {o.get('ddp_hidden', float('nan')) * 100:.0f}% |")
 
 
 def combine(paths):

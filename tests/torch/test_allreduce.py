@@ -6,7 +6,6 @@ import torch
 import torch.distributed as dist
 
 from closed_form import expected, inputs, interesting_counts
-from ringsync.torch._tensors import as_array
 from torch_dtypes import DTYPES, OPS, ids, to_numpy, to_torch
 
 
@@ -30,13 +29,16 @@ def test_every_dtype_and_op_is_exact_and_in_place(dtypes, op):
 
 
 @pytest.mark.parametrize("dtypes", DTYPES, ids=ids)
-def test_ringsync_reduces_the_tensors_own_memory(dtypes):
-    """Zero copy: the array handed to the bindings is the tensor's storage, not a copy."""
+def test_a_contiguous_view_is_reduced_in_its_base_memory(dtypes):
+    """Zero copy: a contiguous tensor (here a slice of a larger one) is reduced where it lives."""
     dtype = dtypes[0]
-    x = torch.zeros(5, dtype=dtype)
-    array = as_array(x)
-    address = array.data_ptr() if isinstance(array, torch.Tensor) else array.ctypes.data
-    assert address == x.data_ptr()
+    n, rank = dist.get_world_size(), dist.get_rank()
+    base = torch.full((9,), 3, dtype=dtype)
+    view = base[2:7]
+    view.fill_(rank + 1)
+    dist.all_reduce(view, op=dist.ReduceOp.MAX)
+    assert torch.equal(base[2:7], torch.full((5,), n, dtype=dtype))
+    assert torch.equal(base[:2], torch.full((2,), 3, dtype=dtype)) and torch.equal(base[7:], torch.full((2,), 3, dtype=dtype))
 
 
 def test_bool_sum_and_max_are_or_prod_and_min_are_and():

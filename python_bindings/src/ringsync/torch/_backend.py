@@ -2,25 +2,19 @@
 
 torch's rank r must be MPI's rank r: ringsync's communicator is built over MPI_COMM_WORLD (or,
 for a torch subgroup, over those MPI ranks through mpi4py), so the backend runs under mpirun.
+The collectives themselves are C++ (ProcessGroupRingsync, from ringsync.torch._c10d).
 """
 
 import atexit
 import datetime
-import weakref
 
 import torch.distributed as dist
 
-from .._ringsync import Communicator, InvalidArgument, Options
-from ._process_group import ProcessGroupRingsync
+from .. import _ringsync
+from .._ringsync import InvalidArgument, Options
+from . import _c10d
 
 BACKEND_NAME = "ringsync"
-
-# The world communicator init_process_group built to learn rank and size, handed to the creator
-# of the default group so MPI_COMM_WORLD is duplicated once.
-_pending_world = None
-# Every group made here, so their progress threads stop (queued work done) before ringsync
-# finalizes MPI at exit.
-_groups = weakref.WeakSet()
 
 
 def _options(timeout, backend_options):
@@ -35,14 +29,8 @@ def _options(timeout, backend_options):
     return options
 
 
-def _world_communicator(options):
-    global _pending_world
-    comm, _pending_world = _pending_world, None
-    return comm if comm is not None else Communicator(options=options)
-
-
-def _group_communicator(ranks, options):
-    """A communicator over the MPI ranks `ranks` (collective over those ranks only)."""
+def _group_backend(rank, size, ranks, options):
+    """A backend over the MPI ranks `ranks` (collective over those ranks only)."""
     try:
         from mpi4py import MPI
     except ImportError as error:
@@ -52,7 +40,7 @@ def _group_communicator(ranks, options):
     group = world.Get_group().Incl(list(ranks))
     sub = world.Create_group(group)
     try:
-        return Communicator(sub, options)  # ringsync duplicates it
+        return _c10d.ProcessGroupRingsync(rank, size, options, sub.py2f())  # ringsync duplicates it
     finally:
         sub.Free()
         group.Free()
@@ -62,16 +50,11 @@ def create_process_group(dist_backend_opts, backend_options=None):
     """The creator torch.distributed calls for backend "ringsync" (registered with extended_api=True)."""
     rank, size = dist_backend_opts.group_rank, dist_backend_opts.group_size
     options = _options(dist_backend_opts.timeout, backend_options)
+    _ringsync.init()  # MPI, owned (and finalised at exit) by ringsync's bindings
     ranks = list(dist_backend_opts.global_ranks_in_group)  # empty for the default group
-    comm = _group_communicator(ranks, options) if ranks else _world_communicator(options)
-    if comm.size != size or comm.rank != rank:
-        raise InvalidArgument(
-            f"ringsync backend: torch says rank {rank} of {size}, MPI says rank {comm.rank} of {comm.size}; "
-            "launch with `mpirun -np N` and let ringsync.torch.init_process_group() take rank and size "
-            "from MPI (or pass rank=OMPI_COMM_WORLD_RANK, world_size=OMPI_COMM_WORLD_SIZE)")
-    group = ProcessGroupRingsync(comm, rank, size)
-    _groups.add(group)
-    return group
+    if ranks:
+        return _group_backend(rank, size, ranks, options)
+    return _c10d.ProcessGroupRingsync(rank, size, options)
 
 
 def init_process_group(**kwargs):
@@ -81,29 +64,22 @@ def init_process_group(**kwargs):
     default group gets a process-local store (ringsync bootstraps through MPI, not the store).
     Other keyword arguments go to torch.distributed.init_process_group unchanged.
     """
-    global _pending_world
     kwargs.setdefault("backend", BACKEND_NAME)
     if "store" not in kwargs and "init_method" not in kwargs:
-        world = Communicator(options=_options(kwargs.get("timeout"), kwargs.get("pg_options")))
-        if kwargs.get("rank", world.rank) != world.rank or kwargs.get("world_size", world.size) != world.size:
+        _ringsync.init()
+        rank, size = _c10d.world_rank_and_size()
+        if kwargs.get("rank", rank) != rank or kwargs.get("world_size", size) != size:
             raise InvalidArgument(f"ringsync.torch.init_process_group: rank={kwargs.get('rank')}, "
-                                  f"world_size={kwargs.get('world_size')} given, but MPI says rank {world.rank} "
-                                  f"of {world.size}")
-        kwargs["rank"], kwargs["world_size"] = world.rank, world.size
+                                  f"world_size={kwargs.get('world_size')} given, but MPI says rank {rank} "
+                                  f"of {size}")
+        kwargs["rank"], kwargs["world_size"] = rank, size
         kwargs["store"] = dist.HashStore()
-        _pending_world = world
-    try:
-        dist.init_process_group(**kwargs)
-    finally:
-        _pending_world = None
+    dist.init_process_group(**kwargs)
 
 
-def _shutdown_all():
-    for group in list(_groups):
-        group.shutdown()
-
-
-atexit.register(_shutdown_all)
+# Registered after `import ringsync` registered ringsync.finalize, so it runs first (atexit is last
+# in, first out): every group's queued work finishes and its communicator is freed before MPI is.
+atexit.register(_c10d.shutdown_all)
 
 
 def register():

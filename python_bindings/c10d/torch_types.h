@@ -1,0 +1,37 @@
+// torch dtypes and reduce ops as ringsync carries them. Every check runs on the caller's thread,
+// before anything is queued, so a rank with bad input fails at the call (as Gloo does) and never
+// sends half a collective.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "ringsync/types.h"
+
+namespace ringsync::torch_backend {
+
+// Python's spelling of a dtype ("torch.int16"), as the user wrote it.
+std::string dtypeName(at::ScalarType dtype);
+
+// A torch ReduceOp as ringsync's; anything else raises InvalidArgument naming it and `call`.
+ReduceOp ringsyncOp(const ::c10d::ReduceOp& op, const char* call);
+
+// Raises InvalidArgument unless ringsync can carry `tensor`'s dtype (for `op`, when it reduces).
+void checkDtype(const at::Tensor& tensor, const char* call, std::optional<ReduceOp> op = std::nullopt);
+
+// How a tensor's elements travel: bool as 0/1 bytes, complex as (real, imaginary) pairs.
+struct WireFormat {
+  DataType type;
+  std::size_t valuesPerElement;  // 2 for complex
+};
+WireFormat wireFormat(at::ScalarType dtype);  // for a dtype checkDtype accepted
+
+// The op ringsync applies to the bytes of a `dtype` tensor for torch's `op`: on bool, sum and max
+// are logical or, product and min logical and (torch's meaning), reduced as 0/1 bytes.
+ReduceOp wireOp(at::ScalarType dtype, ReduceOp op);
+
+}  // namespace ringsync::torch_backend

@@ -7,6 +7,7 @@
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
 #include "hierarchical_allreduce.h"
+#include "recursive_doubling_allreduce.h"
 #include "ring_allreduce.h"
 #include "ringsync/errors.h"
 #include "round_barrier.h"
@@ -26,6 +27,7 @@ const char* algorithmName(AlgorithmId id) {
     case AlgorithmId::kSplitAllreduce: return "split";
     case AlgorithmId::kRingAllreduce: return "ring";
     case AlgorithmId::kHierarchicalAllreduce: return "hierarchical";
+    case AlgorithmId::kRecursiveDoublingAllreduce: return "recursive_doubling";
     case AlgorithmId::kDirectBroadcast: return "direct";
     case AlgorithmId::kChainBroadcast: return "chain";
     case AlgorithmId::kDirectAllgather: return "direct";
@@ -43,6 +45,7 @@ void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs
     case AlgorithmId::kSplitAllreduce: return splitAllreduce(context, args);
     case AlgorithmId::kRingAllreduce: return ringAllreduce(context, args);
     case AlgorithmId::kHierarchicalAllreduce: return hierarchicalAllreduce(context, args);
+    case AlgorithmId::kRecursiveDoublingAllreduce: return recursiveDoublingAllreduce(context, args);
     default: notFor("allreduce", id);
   }
 }

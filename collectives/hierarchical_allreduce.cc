@@ -22,6 +22,7 @@ constexpr std::size_t kPipelinePieceBytes = 2u << 20;
 class AlreadyChecked final : public CallCheck {
  public:
   void afterFirstRound(const RoundTransport&) const override {}
+  void afterSummary(const CallSummary&) const override {}
   bool wantsRound() const override { return false; }
 };
 

@@ -51,7 +51,43 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
   return "RINGSYNC_ALGO=hierarchical";
 }
 
+Selection chooseAutomatically(const SelectionInputs& in);
+
+// Whether recursive doubling can take the message: with a hierarchy the node round carries it whole.
+bool doublingFits(const SelectionInputs& in, std::size_t bytes) {
+  return bytes <= Options::kRecursiveDoublingMaxBytes &&
+         (in.hierarchy != HierarchyBlocker::kNone || bytes <= in.nodeRoundPayloadBytes);
+}
+
+const char* doublingReason(HierarchyBlocker blocker) {
+  switch (blocker) {
+    case HierarchyBlocker::kNone:
+      return "small/mid message across nodes: reduce in the node through shared memory, recursive doubling across "
+             "nodes (log2 N latencies, fingerprints on the messages)";
+    case HierarchyBlocker::kOneRankPerNode:
+      return "small/mid message across nodes, one rank per node: recursive doubling across all ranks (log2 n latencies)";
+    case HierarchyBlocker::kUnevenNodes:
+      return "small/mid message across nodes of different sizes: recursive doubling across all ranks (log2 n latencies)";
+    case HierarchyBlocker::kSmallNodeRounds:
+      return "small/mid message across nodes (node rounds too small): recursive doubling across all ranks";
+    case HierarchyBlocker::kOneNode: break;
+  }
+  return "RINGSYNC_ALGO=recursive_doubling: across all ranks";
+}
+
 Selection chooseAllreduce(const SelectionInputs& in) {
+  const Selection automatic = chooseAutomatically(in);
+  if (in.options.algorithm != Algorithm::kRecursiveDoubling ||
+      automatic.algorithm == AlgorithmId::kRecursiveDoublingAllreduce)
+    return automatic;
+  if (in.size > 1 && doublingFits(in, in.count * in.elementBytes))
+    return {AlgorithmId::kRecursiveDoublingAllreduce,
+            in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=recursive_doubling (node round, then across nodes)"
+                                                    : "RINGSYNC_ALGO=recursive_doubling (across all ranks)"};
+  return {automatic.algorithm, "RINGSYNC_ALGO=recursive_doubling, but the message is larger than it takes: automatic choice"};
+}
+
+Selection chooseAutomatically(const SelectionInputs& in) {
   const std::size_t bytes = in.count * in.elementBytes;
   const bool directFits = bytes <= in.roundPayloadBytes;
   // Split needs shared-memory rounds and every rank's first round (all chunks but its own) in a slot.
@@ -70,8 +106,16 @@ Selection chooseAllreduce(const SelectionInputs& in) {
       if (in.hierarchy == HierarchyBlocker::kNone)
         return {AlgorithmId::kHierarchicalAllreduce, "RINGSYNC_ALGO=hierarchical"};
       break;  // the automatic choice below, with the reason why not
+    case Algorithm::kRecursiveDoubling:  // chooseAllreduce decides, after this
     case Algorithm::kAuto: break;
   }
+  // Across nodes, small and mid-sized messages: latency decides, and recursive doubling pays one
+  // cross-node latency per doubling (one for 2 nodes) where the direct exchange sends n-1 messages
+  // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (Options::
+  // kAcrossNodesDoublingBytes says where it stops winning, and how that was measured).
+  const bool acrossNodes = in.hierarchy != HierarchyBlocker::kOneNode;
+  if (acrossNodes && in.size > 1 && bytes <= Options::kAcrossNodesDoublingBytes && doublingFits(in, bytes))
+    return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;
   const bool directWanted = directFits && bytes <= directLimit(in);
   if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))

@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical };  // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling };  // host all-reduce algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -28,14 +28,19 @@ struct Options {
   // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
   // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical: force the host all-reduce algorithm. auto, all ranks on
-  // one node: direct up to kSplitFromBytes, then split (reduce-scatter + all-gather through the
-  // shared-memory rounds, collectives/split_allreduce.h) while every rank's first round fits a
-  // slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring. Across nodes: direct up to
-  // min(smallBytes, kPointToPointSmallBytes), then hierarchical (split inside each node, the ring
-  // across nodes, collectives/hierarchical_allreduce.h) when every node holds the same number (>= 2)
-  // of ranks, else the ring. A forced algorithm that cannot carry a message (too large, split
-  // across nodes, hierarchical on another layout) falls back to the automatic choice or the ring.
+  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling: force the host all-reduce
+  // algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
+  // + all-gather through the shared-memory rounds, collectives/split_allreduce.h) while every
+  // rank's first round fits a slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring.
+  // Across nodes: recursive doubling up to kAcrossNodesDoublingBytes (a shared-memory round inside
+  // each node, then recursive doubling among the ranks with the same local rank, or across all
+  // ranks when nodes hold one rank or different numbers; collectives/recursive_doubling_allreduce.h),
+  // then hierarchical (split inside each node, the ring across nodes,
+  // collectives/hierarchical_allreduce.h) when every node holds the same number (>= 2) of ranks,
+  // else the ring. A forced algorithm that cannot carry a message (too large, split across nodes,
+  // hierarchical on another layout, recursive doubling above kRecursiveDoublingMaxBytes or a node
+  // round) falls back to the automatic choice or the ring; forced recursive doubling on one node
+  // runs across all ranks (for tests).
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.
@@ -83,6 +88,11 @@ struct Options {
   // All-reduces on one node above this size take split rather than the direct round (measured
   // crossover: at np=2 split is ahead from ~4 KiB, at np=4 on 2 cores from ~64 KiB).
   static constexpr std::size_t kSplitFromBytes = 32 * 1024;
+  // Across nodes, all-reduces up to this size take recursive doubling (measured: see
+  // src/algorithm_selection.cc and bench/RESULTS.md section 13).
+  static constexpr std::size_t kAcrossNodesDoublingBytes = 256 * 1024;
+  // The most recursive doubling takes when forced (each step sends the whole part).
+  static constexpr std::size_t kRecursiveDoublingMaxBytes = 4 * 1024 * 1024;
 
   // Defaults overridden by the RINGSYNC_* variables that are set. A malformed value raises
   // InvalidArgument naming the variable.

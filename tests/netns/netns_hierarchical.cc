@@ -72,11 +72,11 @@ TEST_CASE("netns hierarchical: exact for every op and type around chunk and piec
   }
 }
 
-TEST_CASE("netns hierarchical: chosen automatically above the across-node direct limit", "[netns]") {
+TEST_CASE("netns hierarchical: chosen automatically above the across-node recursive-doubling limit", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1021, false, MPI_COMM_WORLD));
-  REQUIRE(comm.lastPlacement().algorithm == "direct");
-  for (std::size_t count : {std::size_t{8193}, std::size_t{300001}, std::size_t{3u << 20}}) {
+  REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
+  for (std::size_t count : {Options::kAcrossNodesDoublingBytes / 4 + 1, std::size_t{300001}, std::size_t{3u << 20}}) {
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, count, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
@@ -135,9 +135,10 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
   const int host = hostIndex();
   const int n = comm.size();
   // Across the hosts: the second host's ranks agree with each other, not with the first host's.
-  // Inside a host: only the last rank differs. Straddling the direct limit: the second host's
-  // count would take the direct round, the first host's the hierarchical algorithm, which starts
-  // with a round on the whole communicator so that the two meet instead of waiting apart.
+  // Inside a host: only the last rank differs. Straddling the recursive-doubling limit: the second
+  // host's count takes recursive doubling, the first host's the hierarchical algorithm, which
+  // starts with a round on the whole communicator; recursive doubling watches for it and meets it
+  // there instead of waiting apart.
   struct Case {
     bool across;
     std::size_t oddCount;

@@ -34,7 +34,7 @@ struct SelectionInputs {
 
 struct Selection {
   AlgorithmId algorithm;
-  const char* reason;  // why (for RINGSYNC_LOG=debug)
+  const char* reason;  // why (RINGSYNC_LOG=info prints it after the algorithm)
 };
 
 Selection chooseAlgorithm(const SelectionInputs& inputs);

@@ -158,8 +158,8 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   std::string why;
   if (route == detail::Route::kStaged && !device_->ncclUsable(&why))
     line += " (device -> pinned host -> host " + placement.algorithm + " -> device; NCCL not used: " + why + ")";
-  logger_.info(line);
-  if (logger_.enabled(LogLevel::kDebug)) logger_.log(LogLevel::kDebug, describeCall(header) + ": " + reason);
+  // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
+  logger_.info(line + " (" + reason + ")");
 }
 
 }  // namespace ringsync

@@ -82,8 +82,8 @@ Selection chooseAllreduce(const SelectionInputs& in) {
     return automatic;
   if (in.size > 1 && doublingFits(in, in.count * in.elementBytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce,
-            in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=recursive_doubling (node round, then across nodes)"
-                                                    : "RINGSYNC_ALGO=recursive_doubling (across all ranks)"};
+            in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=recursive_doubling: node round, then across nodes"
+                                                    : "RINGSYNC_ALGO=recursive_doubling: across all ranks"};
   return {automatic.algorithm, "RINGSYNC_ALGO=recursive_doubling, but the message is larger than it takes: automatic choice"};
 }
 

@@ -88,9 +88,17 @@ struct Options {
   // All-reduces on one node above this size take split rather than the direct round (measured
   // crossover: at np=2 split is ahead from ~4 KiB, at np=4 on 2 cores from ~64 KiB).
   static constexpr std::size_t kSplitFromBytes = 32 * 1024;
-  // Across nodes, all-reduces up to this size take recursive doubling (measured: see
-  // src/algorithm_selection.cc and bench/RESULTS.md section 13).
-  static constexpr std::size_t kAcrossNodesDoublingBytes = 256 * 1024;
+  // Across nodes, all-reduces up to this size take recursive doubling, above it the hierarchical
+  // all-reduce (or the ring). Measured on 2 simulated hosts at 2 Gbit/s, 3 interleaved launches
+  // (bench/multihost_ab.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3 --sizes "-b 64K -e 4M -f 2
+  // -n 10 -w 2" "recursive_doubling|build|-x RINGSYNC_ALGO=recursive_doubling"
+  // "hierarchical|build|-x RINGSYNC_ALGO=hierarchical", and --ranks 1 against RINGSYNC_ALGO=ring):
+  // recursive doubling is ahead up to 512 KiB (2 x 2: 2.11 against 2.37 ms; 2 x 1: 2.73 against
+  // 2.99 ms), behind from 1 MiB (5.06 against 4.40 ms; 6.73 against 4.78 ms), where the others'
+  // pipelining keeps the link busy (bench/RESULTS.md section 13). With 2 nodes both send the same
+  // bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times the ring's, so the
+  // crossover there is lower (not measured: only 2 hosts are simulated here).
+  static constexpr std::size_t kAcrossNodesDoublingBytes = 512 * 1024;
   // The most recursive doubling takes when forced (each step sends the whole part).
   static constexpr std::size_t kRecursiveDoublingMaxBytes = 4 * 1024 * 1024;
 

@@ -97,9 +97,10 @@ TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[n
   {
     Communicator comm(interleaved, forced(Algorithm::kAuto));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax})
-      for (std::size_t count : {std::size_t{100003}, std::size_t{(1u << 20) + 5}}) {
+      for (std::size_t count : {std::size_t{1001}, std::size_t{100003}, std::size_t{300001}, std::size_t{(1u << 20) + 5}}) {
         REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, false, interleaved));
-        REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+        REQUIRE(comm.lastPlacement().algorithm ==
+                (count * 4 <= Options::kAcrossNodesDoublingBytes ? "recursive_doubling" : "hierarchical"));
       }
   }
   MPI_Comm_free(&interleaved);
@@ -143,12 +144,14 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     bool across;
     std::size_t oddCount;
   };
-  const Case cases[3] = {{true, 100000}, {false, 100000}, {true, 1000}};
+  // Above the recursive-doubling limit, so that the usual count takes the hierarchical algorithm.
+  const std::size_t usual = Options::kAcrossNodesDoublingBytes / 4 + 1001;
+  const Case cases[3] = {{true, usual - 1}, {false, usual - 1}, {true, 1000}};
   for (const Case& c : cases) {
     const bool across = c.across;
     const bool odd = across ? host == 1 : comm.rank() == n - 1;
-    const std::size_t count = odd ? c.oddCount : 100001;
-    std::vector<float> data(100001, 1.0f);
+    const std::size_t count = odd ? c.oddCount : usual;
+    std::vector<float> data(usual, 1.0f);
     std::string what;
     try {
       comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
@@ -160,11 +163,11 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     // Every rank names both calls: the call is checked on the whole communicator first (the
     // weaker "made different calls" form is what a node-only check would give).
     const bool namesBoth = what.find("count=" + std::to_string(c.oddCount)) != std::string::npos &&
-                           what.find("count=100001") != std::string::npos;
+                           what.find("count=" + std::to_string(usual)) != std::string::npos;
     const bool namesNode = what.find("made different calls") != std::string::npos;
     REQUIRE(test::allRanks(what.find("disagree") != std::string::npos && (namesBoth || (!across && namesNode))));
     // Found from the fingerprints before any data moved: the communicator is still in step.
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 100001, true, MPI_COMM_WORLD));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, usual, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
 }

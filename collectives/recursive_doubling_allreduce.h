@@ -22,6 +22,11 @@
 // takes back its node round, joins the peer's round and raises from it, as every algorithm's first
 // round does. Messages left behind by such an abandoned call are recognised and dropped later.
 // kAvg sums and divides once by the rank count. One Deadline, the call's, covers every wait.
+// Not carried: the arrival times of every rank (the summary keeps calls, not observations), so
+// these calls are missing from the straggler report's arrival statistics (src/call_tracer.h).
+// A node whose rounds fell back to point-to-point (no shared memory) cannot take back its node
+// round when a peer took another algorithm: the mismatch is raised all the same, but that node's
+// rounds are out of step afterwards (not handled; shared memory is there on every node here).
 #pragma once
 
 #include <cstddef>

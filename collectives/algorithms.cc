@@ -7,6 +7,7 @@
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
 #include "hierarchical_allreduce.h"
+#include "hierarchical_broadcast.h"
 #include "recursive_doubling_allreduce.h"
 #include "ring_allreduce.h"
 #include "ringsync/errors.h"
@@ -30,6 +31,7 @@ const char* algorithmName(AlgorithmId id) {
     case AlgorithmId::kRecursiveDoublingAllreduce: return "recursive_doubling";
     case AlgorithmId::kDirectBroadcast: return "direct";
     case AlgorithmId::kChainBroadcast: return "chain";
+    case AlgorithmId::kHierarchicalBroadcast: return "hierarchical";
     case AlgorithmId::kDirectAllgather: return "direct";
     case AlgorithmId::kRoundBarrier: return "direct";
   }
@@ -54,6 +56,7 @@ void runBroadcast(AlgorithmId id, AlgorithmContext& context, const BroadcastArgs
   switch (id) {
     case AlgorithmId::kDirectBroadcast: return directBroadcast(context, args);
     case AlgorithmId::kChainBroadcast: return chainBroadcast(context, args);
+    case AlgorithmId::kHierarchicalBroadcast: return hierarchicalBroadcast(context, args);
     default: notFor("broadcast", id);
   }
 }

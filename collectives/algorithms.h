@@ -46,6 +46,7 @@ enum class AlgorithmId {
   kRecursiveDoublingAllreduce,  // node round, recursive doubling across nodes (recursive_doubling_allreduce.h)
   kDirectBroadcast,  // the root's data in one round (direct_broadcast.h)
   kChainBroadcast,   // pipelined chain from the root (chain_broadcast.h)
+  kHierarchicalBroadcast,  // chain across nodes, shared-memory rounds inside them (hierarchical_broadcast.h)
   kDirectAllgather,  // every block to every peer (direct_allgather.h)
   kRoundBarrier,     // one round: hearing from every peer is the barrier (round_barrier.h)
 };

@@ -136,17 +136,28 @@ Selection chooseAutomatically(const SelectionInputs& in) {
           forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : ringReason(in.hierarchy)};
 }
 
+// Across nodes with the same number (>= 2) of ranks on each, above the direct round: the chain
+// among one rank per node, then shared memory (hierarchical_broadcast.h), so the message crosses
+// into each node once. RINGSYNC_ALGO=hierarchical forces it wherever the layout allows.
+Selection chooseBroadcast(const SelectionInputs& in) {
+  const std::size_t bytes = in.count * in.elementBytes;
+  const bool hierarchical = in.hierarchy == HierarchyBlocker::kNone;
+  if (hierarchical && in.options.algorithm == Algorithm::kHierarchical)
+    return {AlgorithmId::kHierarchicalBroadcast, "RINGSYNC_ALGO=hierarchical"};
+  if (bytes <= in.roundPayloadBytes && bytes <= directLimit(in))
+    return {AlgorithmId::kDirectBroadcast, "small message: the root's data in one round"};
+  if (hierarchical)
+    return {AlgorithmId::kHierarchicalBroadcast,
+            "across nodes, L ranks per node: chain among one rank per node, shared memory inside the nodes"};
+  return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
+}
+
 }  // namespace
 
 Selection chooseAlgorithm(const SelectionInputs& in) {
   switch (in.kind) {
     case CollectiveKind::kAllreduce: return chooseAllreduce(in);
-    case CollectiveKind::kBroadcast: {
-      const std::size_t bytes = in.count * in.elementBytes;
-      if (bytes <= in.roundPayloadBytes && bytes <= directLimit(in))
-        return {AlgorithmId::kDirectBroadcast, "small message: the root's data in one round"};
-      return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
-    }
+    case CollectiveKind::kBroadcast: return chooseBroadcast(in);
     case CollectiveKind::kAllgather: return {AlgorithmId::kDirectAllgather, "every block to every peer"};
     case CollectiveKind::kBarrier: return {AlgorithmId::kRoundBarrier, "one round"};
   }

@@ -40,7 +40,9 @@ struct Options {
   // else the ring. A forced algorithm that cannot carry a message (too large, split across nodes,
   // hierarchical on another layout, recursive doubling above kRecursiveDoublingMaxBytes or a node
   // round) falls back to the automatic choice or the ring; forced recursive doubling on one node
-  // runs across all ranks (for tests).
+  // runs across all ranks (for tests). Broadcast: across nodes with the same number (>= 2) of ranks
+  // each, above the direct round, the chain among one rank per node and shared memory inside the
+  // nodes (collectives/hierarchical_broadcast.h); RINGSYNC_ALGO=hierarchical forces it at any size.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.

@@ -1,6 +1,7 @@
-// Single-process pieces of recursive doubling: the call summary that rides on its messages (the
-// same verdict whatever order the ranks' summaries are merged in) and when the one selection
-// function chooses it (across nodes only, up to its limit; one node unchanged).
+// Single-process pieces of the across-node algorithms: the call summary that rides on recursive
+// doubling's messages (the same verdict whatever order the ranks' summaries are merged in), and
+// when the one selection function chooses recursive doubling and the hierarchical broadcast
+// (across nodes only; one node unchanged).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -100,4 +101,25 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode, 4) == "recursive_doubling");
   REQUIRE(choose(Options::kRecursiveDoublingMaxBytes + 4, HierarchyBlocker::kOneNode, 4) != "recursive_doubling");
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 1) != "recursive_doubling");
+}
+
+TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast above the direct round",
+          "[units][hierarchical]") {
+  Options options;
+  auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy) {
+    const bool oneNode = hierarchy == HierarchyBlocker::kOneNode;
+    const SelectionInputs in{CollectiveKind::kBroadcast, bytes, 1, 4, oneNode, oneNode ? std::size_t{4} << 20 : 32768,
+                             options, hierarchy, hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0};
+    return std::string(algorithmName(chooseAlgorithm(in).algorithm));
+  };
+  REQUIRE(choose(8, HierarchyBlocker::kNone) == "direct");
+  REQUIRE(choose(32768, HierarchyBlocker::kNone) == "direct");
+  REQUIRE(choose(32769, HierarchyBlocker::kNone) == "hierarchical");
+  REQUIRE(choose(32769, HierarchyBlocker::kOneRankPerNode) == "chain");
+  REQUIRE(choose(32769, HierarchyBlocker::kUnevenNodes) == "chain");
+  REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode) == "direct");  // one node: unchanged
+  REQUIRE(choose(8u << 20, HierarchyBlocker::kOneNode) == "chain");
+  options.algorithm = Algorithm::kHierarchical;
+  REQUIRE(choose(8, HierarchyBlocker::kNone) == "hierarchical");
+  REQUIRE(choose(8, HierarchyBlocker::kOneNode) == "direct");
 }

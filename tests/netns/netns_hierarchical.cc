@@ -4,7 +4,9 @@
 // automatic choice takes it above the across-node direct limit; rank numberings that are not node
 // by node work; a layout without the same number of ranks on every node falls back with a
 // reason; and a mismatch across or inside the hosts raises MismatchError on every rank, leaving
-// the communicator usable.
+// the communicator usable. The hierarchical broadcast (chain across the hosts, shared memory
+// inside them): exact from every root, with either rank numbering, in several node rounds, chosen
+// above the direct limit or forced, and a root mismatch raised on every rank.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -170,4 +172,73 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, usual, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
+}
+
+namespace {
+
+// Broadcasts from every root at counts below and above the direct limit and above one node round
+// (4 MiB at 2 ranks per node: two pieces); true when every rank holds the root's values.
+bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical) {
+  bool ok = true;
+  for (int root = 0; root < comm.size(); ++root)
+    for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{1200007}}) {
+      std::vector<std::int32_t> data(count, -1);
+      auto value = [root](std::size_t i) { return static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root)); };
+      if (comm.rank() == root)
+        for (std::size_t i = 0; i < count; ++i) data[i] = value(i);
+      comm.broadcast(data.data(), count, DataType::kInt32, root);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < count; ++i) wrong += data[i] != value(i);
+      const bool hierarchical = forcedHierarchical || count * 4 > 32 * 1024;
+      INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong
+                             << " wrong, algorithm " << comm.lastPlacement().algorithm);
+      ok = ok && test::allRanks(wrong == 0 && comm.lastPlacement().algorithm ==
+                                                  (hierarchical ? "hierarchical" : "direct"), world);
+    }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numbering, chosen above the direct limit",
+          "[netns]") {
+  {
+    Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+    REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, false));
+  }
+  {
+    Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kHierarchical));
+    REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, true));
+  }
+  // Host 0's first rank, host 1's first, host 0's second, host 1's second.
+  int localRank = 0;
+  {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  MPI_Comm interleaved;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, localRank * 2 + hostIndex(), &interleaved);
+  {
+    Communicator comm(interleaved, forced(Algorithm::kAuto));
+    REQUIRE(exactBroadcasts(comm, interleaved, false));
+  }
+  MPI_Comm_free(&interleaved);
+}
+
+TEST_CASE("netns hierarchical broadcast: a root mismatch raises MismatchError on every rank", "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  const int n = comm.size();
+  const std::size_t count = 40001;  // above the direct limit
+  std::vector<std::int32_t> data(count, 7);
+  std::string what;
+  try {
+    comm.broadcast(data.data(), count, DataType::kInt32, comm.rank() == n - 1 ? 1 : 0);
+  } catch (const MismatchError& error) {
+    what = error.what();
+  }
+  INFO("rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+  REQUIRE(test::allRanks(what.find("rank " + std::to_string(n - 1) + " called broadcast") != std::string::npos));
+  REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, false));
 }

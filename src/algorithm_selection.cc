@@ -136,9 +136,10 @@ Selection chooseAutomatically(const SelectionInputs& in) {
           forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : ringReason(in.hierarchy)};
 }
 
-// Across nodes with the same number (>= 2) of ranks on each, above the direct round: the chain
-// among one rank per node, then shared memory (hierarchical_broadcast.h), so the message crosses
-// into each node once. RINGSYNC_ALGO=hierarchical forces it wherever the layout allows.
+// Across nodes with the same number (>= 2) of ranks on each, above kHierarchicalBroadcastFromBytes
+// (measured; the command is next to the constant): the chain among one rank per node, then shared
+// memory (hierarchical_broadcast.h), so the message crosses into each node once whatever the rank
+// numbering. RINGSYNC_ALGO=hierarchical forces it wherever the layout allows.
 Selection chooseBroadcast(const SelectionInputs& in) {
   const std::size_t bytes = in.count * in.elementBytes;
   const bool hierarchical = in.hierarchy == HierarchyBlocker::kNone;
@@ -146,7 +147,7 @@ Selection chooseBroadcast(const SelectionInputs& in) {
     return {AlgorithmId::kHierarchicalBroadcast, "RINGSYNC_ALGO=hierarchical"};
   if (bytes <= in.roundPayloadBytes && bytes <= directLimit(in))
     return {AlgorithmId::kDirectBroadcast, "small message: the root's data in one round"};
-  if (hierarchical)
+  if (hierarchical && bytes > Options::kHierarchicalBroadcastFromBytes)
     return {AlgorithmId::kHierarchicalBroadcast,
             "across nodes, L ranks per node: chain among one rank per node, shared memory inside the nodes"};
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};

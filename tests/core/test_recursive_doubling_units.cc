@@ -103,7 +103,7 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 1) != "recursive_doubling");
 }
 
-TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast above the direct round",
+TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast above its limit",
           "[units][hierarchical]") {
   Options options;
   auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy) {
@@ -114,9 +114,11 @@ TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast ab
   };
   REQUIRE(choose(8, HierarchyBlocker::kNone) == "direct");
   REQUIRE(choose(32768, HierarchyBlocker::kNone) == "direct");
-  REQUIRE(choose(32769, HierarchyBlocker::kNone) == "hierarchical");
-  REQUIRE(choose(32769, HierarchyBlocker::kOneRankPerNode) == "chain");
-  REQUIRE(choose(32769, HierarchyBlocker::kUnevenNodes) == "chain");
+  REQUIRE(choose(32769, HierarchyBlocker::kNone) == "chain");
+  const std::size_t above = Options::kHierarchicalBroadcastFromBytes + 1;
+  REQUIRE(choose(above, HierarchyBlocker::kNone) == "hierarchical");
+  REQUIRE(choose(above, HierarchyBlocker::kOneRankPerNode) == "chain");
+  REQUIRE(choose(above, HierarchyBlocker::kUnevenNodes) == "chain");
   REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode) == "direct");  // one node: unchanged
   REQUIRE(choose(8u << 20, HierarchyBlocker::kOneNode) == "chain");
   options.algorithm = Algorithm::kHierarchical;

@@ -176,12 +176,14 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
 
 namespace {
 
-// Broadcasts from every root at counts below and above the direct limit and above one node round
-// (4 MiB at 2 ranks per node: two pieces); true when every rank holds the root's values.
+// Broadcasts from every root at counts below the direct limit (direct), above it (chain), above
+// the hierarchical broadcast's limit and above one node round (4 MiB at 2 ranks per node: two
+// pieces); true when every rank holds the root's values and the expected algorithm served.
 bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical) {
   bool ok = true;
   for (int root = 0; root < comm.size(); ++root)
-    for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{1200007}}) {
+    for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{131073},
+                              std::size_t{1200007}}) {
       std::vector<std::int32_t> data(count, -1);
       auto value = [root](std::size_t i) { return static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root)); };
       if (comm.rank() == root)
@@ -189,18 +191,19 @@ bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical
       comm.broadcast(data.data(), count, DataType::kInt32, root);
       std::size_t wrong = 0;
       for (std::size_t i = 0; i < count; ++i) wrong += data[i] != value(i);
-      const bool hierarchical = forcedHierarchical || count * 4 > 32 * 1024;
+      const char* expected = forcedHierarchical || count * 4 > Options::kHierarchicalBroadcastFromBytes ? "hierarchical"
+                             : count * 4 > 32 * 1024                                                    ? "chain"
+                                                                                                        : "direct";
       INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong
                              << " wrong, algorithm " << comm.lastPlacement().algorithm);
-      ok = ok && test::allRanks(wrong == 0 && comm.lastPlacement().algorithm ==
-                                                  (hierarchical ? "hierarchical" : "direct"), world);
+      ok = ok && test::allRanks(wrong == 0 && comm.lastPlacement().algorithm == expected, world);
     }
   return ok;
 }
 
 }  // namespace
 
-TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numbering, chosen above the direct limit",
+TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numbering, chosen above its limit",
           "[netns]") {
   {
     Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
@@ -230,7 +233,7 @@ TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numberi
 TEST_CASE("netns hierarchical broadcast: a root mismatch raises MismatchError on every rank", "[netns][faults]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   const int n = comm.size();
-  const std::size_t count = 40001;  // above the direct limit
+  const std::size_t count = 131073;  // above the hierarchical broadcast's limit
   std::vector<std::int32_t> data(count, 7);
   std::string what;
   try {

@@ -106,9 +106,10 @@ struct Options {
   // x 2 ranks at 2 Gbit/s, 3 interleaved launches each of the chain (the branch before the
   // hierarchical broadcast) and of it, roots 0 and 3 (bench/multihost_run.sh --hosts 2 --ranks 2
   // --rate 2gbit -- build/bin/broadcast_perf -b 64K -e 16M -f 4 -n 10 -w 2 -r ROOT --compare mpi):
-  // from 1 MiB it is level with the chain from root 0 (whose chain crosses between the hosts once)
-  // and 1.06-1.55x faster from root 3 (whose chain crosses twice); at 64-256 KiB its fingerprint
-  // round and sequential phases cost more than they save (bench/RESULTS.md section 13).
+  // from 1 MiB it is level with the chain from root 0 (whose chain crosses between the hosts once;
+  // 0.95x at 16 MiB, where its node rounds do not overlap the chain) and 1.01-1.18x faster from
+  // root 3 (whose chain crosses twice; quiet machine); at 64-256 KiB its fingerprint round and
+  // sequential phases cost more than they save (bench/RESULTS.md section 13).
   static constexpr std::size_t kHierarchicalBroadcastFromBytes = 512 * 1024;
   // The most recursive doubling takes when forced (each step sends the whole part).
   static constexpr std::size_t kRecursiveDoublingMaxBytes = 4 * 1024 * 1024;

@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "call_header.h"
+#include "call_summary.h"
 #include "ring_config.h"
 #include "round_transport.h"
 #include "scratch_buffer.h"
@@ -26,6 +27,9 @@ class CallCheck {
   // Raises MismatchError / NonFiniteError, identically on every rank (every rank holds every
   // header), before any peer's data is used.
   virtual void afterFirstRound(const RoundTransport& round) const = 0;
+  // The same verdict from a summary of every rank's call (algorithms without a first round that
+  // reaches every rank, call_summary.h); every rank holds the same summary.
+  virtual void afterSummary(const CallSummary& summary) const = 0;
   // Whether an algorithm that needs no round for its data exchanges fingerprints anyway.
   virtual bool wantsRound() const = 0;
 
@@ -33,7 +37,17 @@ class CallCheck {
   ~CallCheck() = default;
 };
 
+// For the phases of an algorithm that checked the call on the whole communicator first: they
+// exchange no fingerprints of their own and have nothing left to raise.
+class AlreadyChecked final : public CallCheck {
+ public:
+  void afterFirstRound(const RoundTransport&) const override {}
+  void afterSummary(const CallSummary&) const override {}
+  bool wantsRound() const override { return false; }
+};
+
 class NodeHierarchy;
+struct DoublingBuffers;
 
 struct AlgorithmContext {
   MPI_Comm comm;
@@ -48,6 +62,9 @@ struct AlgorithmContext {
   // The node and cross-node communicators, when the layout allows the hierarchical all-reduce
   // (node_hierarchy.h); null otherwise. Only that algorithm reads it.
   NodeHierarchy* hierarchy = nullptr;
+  // What recursive doubling sends from and receives into (recursive_doubling.h), kept for the
+  // communicator's life; null in contexts that run no recursive doubling.
+  DoublingBuffers* doublingBuffers = nullptr;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

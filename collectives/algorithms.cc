@@ -7,6 +7,8 @@
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
 #include "hierarchical_allreduce.h"
+#include "hierarchical_broadcast.h"
+#include "recursive_doubling_allreduce.h"
 #include "ring_allreduce.h"
 #include "ringsync/errors.h"
 #include "round_barrier.h"
@@ -26,8 +28,10 @@ const char* algorithmName(AlgorithmId id) {
     case AlgorithmId::kSplitAllreduce: return "split";
     case AlgorithmId::kRingAllreduce: return "ring";
     case AlgorithmId::kHierarchicalAllreduce: return "hierarchical";
+    case AlgorithmId::kRecursiveDoublingAllreduce: return "recursive_doubling";
     case AlgorithmId::kDirectBroadcast: return "direct";
     case AlgorithmId::kChainBroadcast: return "chain";
+    case AlgorithmId::kHierarchicalBroadcast: return "hierarchical";
     case AlgorithmId::kDirectAllgather: return "direct";
     case AlgorithmId::kRoundBarrier: return "direct";
   }
@@ -43,6 +47,7 @@ void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs
     case AlgorithmId::kSplitAllreduce: return splitAllreduce(context, args);
     case AlgorithmId::kRingAllreduce: return ringAllreduce(context, args);
     case AlgorithmId::kHierarchicalAllreduce: return hierarchicalAllreduce(context, args);
+    case AlgorithmId::kRecursiveDoublingAllreduce: return recursiveDoublingAllreduce(context, args);
     default: notFor("allreduce", id);
   }
 }
@@ -51,6 +56,7 @@ void runBroadcast(AlgorithmId id, AlgorithmContext& context, const BroadcastArgs
   switch (id) {
     case AlgorithmId::kDirectBroadcast: return directBroadcast(context, args);
     case AlgorithmId::kChainBroadcast: return chainBroadcast(context, args);
+    case AlgorithmId::kHierarchicalBroadcast: return hierarchicalBroadcast(context, args);
     default: notFor("broadcast", id);
   }
 }

@@ -17,14 +17,6 @@ namespace {
 // before and after run (measured: bench/multihost.sh, 2 hosts x 2 ranks, 2 Gbit/s).
 constexpr std::size_t kPipelinePieceBytes = 2u << 20;
 
-// The node and cross-node phases run after the call was checked on the whole communicator: they
-// exchange no fingerprints of their own and have nothing left to raise.
-class AlreadyChecked final : public CallCheck {
- public:
-  void afterFirstRound(const RoundTransport&) const override {}
-  bool wantsRound() const override { return false; }
-};
-
 // The most elements a piece may have: split's first round carries all but the own chunk, so
 // L/(L-1) rounds' worth, less the few elements the uneven chunks may add (at least 1).
 std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {

@@ -50,6 +50,8 @@ std::unique_ptr<NodeHierarchy> NodeHierarchy::build(MPI_Comm comm, MPI_Comm node
   RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->crossGlobalRanks.data(), 1, MPI_INT, h->crossComm));
   h->nodeGlobalRanks.resize(static_cast<std::size_t>(localSize));
   RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->nodeGlobalRanks.data(), 1, MPI_INT, node));
+  h->localRankOf.resize(static_cast<std::size_t>(size));
+  RINGSYNC_CHECK_MPI(MPI_Allgather(&localRank, 1, MPI_INT, h->localRankOf.data(), 1, MPI_INT, comm));
   h->nodeRounds = std::make_unique<RoundTransport>(node, localRank, localSize, nodeCapacity);
   h->crossRounds = std::make_unique<RoundTransport>(h->crossComm, h->nodeIndex, h->nodes, RoundCapacity{});
   h->crossScratch.reserve(static_cast<std::size_t>(ring.depth) * ring.segmentBytes);

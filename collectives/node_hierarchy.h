@@ -53,6 +53,7 @@ class NodeHierarchy {
   ScratchBuffer crossScratch;                   // the cross-node ring's segments
   std::vector<int> crossGlobalRanks;            // crossComm rank -> rank in the parent communicator
   std::vector<int> nodeGlobalRanks;             // nodeComm rank -> rank in the parent communicator
+  std::vector<int> localRankOf;                 // rank in the parent communicator -> its local rank
 
  private:
   NodeHierarchy() = default;

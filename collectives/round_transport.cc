@@ -59,6 +59,38 @@ void RoundTransport::reportPayloadBytes(int r, std::size_t expectedBytes) const 
                       " (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
+bool RoundTransport::peerBeganRound(std::uint64_t sequence) {
+  if (size_ == 1) return false;
+  if (shared_) {
+    const std::uint64_t next = sharedRound_ + 1;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_ || __atomic_load_n(publishedRound(r), __ATOMIC_ACQUIRE) < next) continue;
+      CallHeader header;
+      std::memcpy(&header, sharedSlot(r, next) + kLineBytes, sizeof header);
+      if (header.sequence == sequence) return true;
+    }
+    return false;
+  }
+  // The receives of the next round are posted after every round (and here before the first), so
+  // a peer's header lands in its slot; testing completes the receive, which the round then finds done.
+  Round& round = rounds_[next_];
+  if (!round.armed) arm(round);
+  for (int step = 1; step < size_; ++step) {
+    const auto request = static_cast<std::size_t>(step - 1);
+    if (!round.requests->test(request) || round.requests->receivedBytes(request) < sizeof(CallHeader)) continue;
+    CallHeader header;
+    std::memcpy(&header, slot(round, (rank_ - step + size_) % size_), sizeof header);
+    if (header.sequence == sequence) return true;
+  }
+  return false;
+}
+
+void RoundTransport::withdrawSharedRound() {
+  if (!shared_ || sharedRound_ == 0) return;
+  --sharedRound_;
+  __atomic_store_n(publishedRound(rank_), sharedRound_, __ATOMIC_RELEASE);
+}
+
 // ---- point-to-point rounds ----------------------------------------------------------------------
 
 // Receives first (here, ahead of the round), so that incoming messages land in place.

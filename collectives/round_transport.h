@@ -75,6 +75,16 @@ class RoundTransport {
       if (payloadBytes(r) != expectedBytes(r)) reportPayloadBytes(r, expectedBytes(r));
   }
 
+  // Whether a peer has begun a round for call number `sequence` that this rank has not joined:
+  // for an algorithm that exchanges no round, a sign that the peer took another algorithm for
+  // this call (recursive_doubling_allreduce.h). Takes nothing off the wire: a round that did
+  // arrive stays for this rank's next round.
+  bool peerBeganRound(std::uint64_t sequence);
+  // Takes back the shared-memory round this rank began last, before every peer has read it (a
+  // call abandoned for a peer that never joined it), so that the next round is numbered alike on
+  // every rank. Shared-memory rounds only; the caller guarantees no peer still reads the slot.
+  void withdrawSharedRound();
+
   std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
   int size() const { return size_; }
   bool sharedMemory() const { return shared_ != nullptr; }

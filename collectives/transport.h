@@ -22,7 +22,18 @@
 namespace ringsync::detail {
 
 // Message tags, one per kind of traffic, so a header never matches a data message.
-enum Tag : int { kTagHeader = 11, kTagRing = 12, kTagBroadcast = 13, kTagAllgather = 14 };
+enum Tag : int { kTagHeader = 11, kTagRing = 12, kTagBroadcast = 13, kTagAllgather = 14, kTagRecursiveDoubling = 15 };
+
+// Looked at now and then while a wait makes no progress, for a sign that the wait is futile (a
+// peer that took another algorithm for this call, recursive_doubling_allreduce.h); may throw to
+// end the wait.
+class IdleWatcher {
+ public:
+  virtual void poll() = 0;
+
+ protected:
+  ~IdleWatcher() = default;
+};
 
 // The deadline of one collective and how to describe it when it is exceeded.
 class Deadline {
@@ -37,7 +48,9 @@ class Deadline {
   // allocates nothing until then.
   template <typename PeersFn> void idle(PeersFn&& pendingPeers) {
     wait_.idle();
-    if (++idleRounds_ % kClockEvery == 0 && thresholdReached()) checkClock(pendingPeers());
+    if (++idleRounds_ % kClockEvery != 0) return;
+    if (watcher_ != nullptr) watcher_->poll();
+    if (thresholdReached()) checkClock(pendingPeers());
   }
   // The same for a wait on something other than peers (a GPU stream, an MPI collective in the NCCL
   // bootstrap): `waitingFor` names it in the warning and the TimeoutError.
@@ -55,6 +68,8 @@ class Deadline {
   // cross-node communicators), the peers it names are ranks there: `globalRanks[i]` is rank i's
   // rank in the caller's communicator, so that warnings and TimeoutError name those. Null: as is.
   void namePeersAs(const std::vector<int>* globalRanks) { peerNames_ = globalRanks; }
+  // Every kClockEvery idle polls of the waits on peers, `watcher->poll()` (null: none).
+  void watchWhileIdle(IdleWatcher* watcher) { watcher_ = watcher; }
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
@@ -71,6 +86,7 @@ class Deadline {
   unsigned idleRounds_ = 0;
   IdleWait wait_;
   const std::vector<int>* peerNames_ = nullptr;
+  IdleWatcher* watcher_ = nullptr;
 };
 
 // A fixed number of request slots. Up to kInlineSlots live inside the object, so the ring, the

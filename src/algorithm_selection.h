@@ -27,11 +27,14 @@ struct SelectionInputs {
   // Whether the node layout allows the hierarchical all-reduce, and if not why (decided once, at
   // construction, the same on every rank).
   HierarchyBlocker hierarchy = HierarchyBlocker::kOneNode;
+  // What the node's shared-memory round may carry per rank, when there is a hierarchy (recursive
+  // doubling across nodes sends the whole message through it); 0 otherwise.
+  std::size_t nodeRoundPayloadBytes = 0;
 };
 
 struct Selection {
   AlgorithmId algorithm;
-  const char* reason;  // why (for RINGSYNC_LOG=debug)
+  const char* reason;  // why (RINGSYNC_LOG=info prints it after the algorithm)
 };
 
 Selection chooseAlgorithm(const SelectionInputs& inputs);

@@ -56,6 +56,43 @@ void reportCallMismatch(const RoundTransport& exchange) {
   throw MismatchError("ranks disagree about a collective: " + message);
 }
 
+namespace {
+
+std::vector<int> ranksIn(std::uint64_t mask) {
+  std::vector<int> ranks;
+  for (int r = 0; r < CallSummary::kMaskRanks; ++r)
+    if (mask & (std::uint64_t{1} << r)) ranks.push_back(r);
+  return ranks;
+}
+
+const char* incompleteNote(const CallSummary& summary, std::uint32_t beyondFlag) {
+  return (summary.flags & beyondFlag) ? " (ranks from 64 on are not listed)" : "";
+}
+
+}  // namespace
+
+void reportSummaryMismatch(const CallSummary& summary) {
+  int groups = 0;
+  while (groups < CallSummary::kGroups && summary.groups[groups].lowestRank >= 0) ++groups;
+  if (!summary.disagrees() || groups == 0) return;
+  // In reportCallMismatch's order: the groups apart from rank 0's (the lowest rank's) first.
+  std::string message;
+  for (int g = 1; g <= groups; ++g) {
+    const CallSummary::Group& group = summary.groups[g % groups];
+    message += (message.empty() ? "" : "; ") + listRanks(ranksIn(group.rankMask)) + " called " + describeCall(group.call);
+  }
+  if (summary.flags & CallSummary::kMoreCalls) message += "; other ranks made other calls";
+  throw MismatchError("ranks disagree about a collective: " + message +
+                      incompleteNote(summary, CallSummary::kRanksBeyondMask));
+}
+
+void reportSummaryNonFinite(const CallSummary& summary) {
+  if (!summary.nonFinite()) return;
+  throw NonFiniteError(describeCall(summary.firstCall()) + ": input holds NaN or Inf on " +
+                       listRanks(ranksIn(summary.nonFiniteMask)) + " (RINGSYNC_CHECK_FINITE=1)" +
+                       incompleteNote(summary, CallSummary::kNonFiniteBeyondMask));
+}
+
 SettingsRecord settingsRecord(const Options& options) {
   SettingsRecord record;
   record.ringSegmentBytes = options.ringSegmentBytes;

@@ -49,6 +49,11 @@ inline void checkSameCall(const RoundTransport& exchange) {
 // NonFiniteError naming the ranks that flagged NaN/Inf in their input (RINGSYNC_CHECK_FINITE).
 void checkFiniteInputs(const RoundTransport& exchange);
 
+// The same two errors from a summary of every rank's call (recursive doubling), with the same
+// messages as from a round where the summary can name every rank (call_summary.h).
+[[gnu::noinline, gnu::cold]] void reportSummaryMismatch(const CallSummary& summary);
+[[gnu::noinline, gnu::cold]] void reportSummaryNonFinite(const CallSummary& summary);
+
 // Told every rank's fingerprint after each first round (before the check), to read the arrival
 // times the fingerprints carry (call_tracer.h).
 class ArrivalObserver {
@@ -72,6 +77,10 @@ class FingerprintCheck final : public CallCheck {
     if (!checkFinite_) return;
     for (int r = 0; r < round.size(); ++r)
       if (round.header(r).flags & kFlagNonFiniteInput) return checkFiniteInputs(round);
+  }
+  void afterSummary(const CallSummary& summary) const override {
+    if (checkCalls_ && summary.disagrees()) reportSummaryMismatch(summary);
+    if (checkFinite_ && summary.nonFinite()) reportSummaryNonFinite(summary);
   }
   bool wantsRound() const override { return checkCalls_ || checkFinite_; }
 

@@ -70,6 +70,8 @@ Communicator::Impl::~Impl() {
   if (aborted_) {
     // Receives abandoned by the failed call may still complete into this memory: never free it.
     ringScratch_.abandon();
+    doublingBuffers_.message.abandon();
+    doublingBuffers_.incoming.abandon();
     rounds_.release();
     if (hierarchy_) hierarchy_->abandon();
   }
@@ -150,13 +152,14 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
-  return {comm_, rank_, size_, *rounds_, ringScratch_, ring_, header, deadline, check_, hierarchy_.get()};
+  return {comm_, rank_, size_, *rounds_, ringScratch_, ring_, header, deadline, check_, hierarchy_.get(), &doublingBuffers_};
 }
 
 detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,
                                              std::size_t elementBytes) const {
   return detail::chooseAlgorithm({kind, count, elementBytes, size_, rounds_->sharedMemory(), rounds_->maxPayloadBytes(),
-                                  options_, hierarchyBlocker_});
+                                  options_, hierarchyBlocker_,
+                                  hierarchy_ ? hierarchy_->nodeRounds->maxPayloadBytes() : std::size_t{0}});
 }
 
 void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm,
@@ -172,8 +175,8 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   std::string why;
   if (route == detail::Route::kStaged && !device_->ncclUsable(&why))
     line += " (device -> pinned host -> host " + placement.algorithm + " -> device; NCCL not used: " + why + ")";
-  logger_.info(line);
-  if (logger_.enabled(LogLevel::kDebug)) logger_.log(LogLevel::kDebug, describeCall(header) + ": " + reason);
+  // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
+  logger_.info(line + " (" + reason + ")");
 }
 
 }  // namespace ringsync

@@ -24,6 +24,7 @@
 #include "call_tracer.h"
 #include "collectives/algorithms.h"
 #include "collectives/node_hierarchy.h"
+#include "collectives/recursive_doubling.h"
 #include "collectives/round_transport.h"
 #include "collectives/scattered_buffer.h"
 #include "collectives/scratch_buffer.h"
@@ -121,6 +122,7 @@ class Communicator::Impl {
   std::string abortReason_;
   detail::RingConfig ring_{};
   detail::ScratchBuffer ringScratch_;
+  detail::DoublingBuffers doublingBuffers_;  // recursive doubling's messages (grown on first use)
   detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one
   std::unique_ptr<detail::RoundTransport> rounds_;
   // Ranks on several nodes, the same number (>= 2) on each: the node and cross-node communicators

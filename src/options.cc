@@ -65,7 +65,7 @@ Enum parseChoice(const char* name, const std::string& text, const Enum (&values)
 }
 
 constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
-                                     Algorithm::kHierarchical};
+                                     Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
@@ -79,6 +79,7 @@ const char* algorithmName(Algorithm algorithm) {
     case Algorithm::kDirect: return "direct";
     case Algorithm::kSplit: return "split";
     case Algorithm::kHierarchical: return "hierarchical";
+    case Algorithm::kRecursiveDoubling: return "recursive_doubling";
   }
   return "invalid";
 }
@@ -109,7 +110,7 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct, split or hierarchical");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical or recursive_doubling");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
     options.backend = parseChoice("RINGSYNC_BACKEND", v, kBackends, backendName, "auto, ring, nccl or staged");
   if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);

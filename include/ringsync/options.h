@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical };  // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling };  // host all-reduce algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -28,14 +28,21 @@ struct Options {
   // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
   // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical: force the host all-reduce algorithm. auto, all ranks on
-  // one node: direct up to kSplitFromBytes, then split (reduce-scatter + all-gather through the
-  // shared-memory rounds, collectives/split_allreduce.h) while every rank's first round fits a
-  // slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring. Across nodes: direct up to
-  // min(smallBytes, kPointToPointSmallBytes), then hierarchical (split inside each node, the ring
-  // across nodes, collectives/hierarchical_allreduce.h) when every node holds the same number (>= 2)
-  // of ranks, else the ring. A forced algorithm that cannot carry a message (too large, split
-  // across nodes, hierarchical on another layout) falls back to the automatic choice or the ring.
+  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling: force the host all-reduce
+  // algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
+  // + all-gather through the shared-memory rounds, collectives/split_allreduce.h) while every
+  // rank's first round fits a slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring.
+  // Across nodes: recursive doubling up to kAcrossNodesDoublingBytes (a shared-memory round inside
+  // each node, then recursive doubling among the ranks with the same local rank, or across all
+  // ranks when nodes hold one rank or different numbers; collectives/recursive_doubling_allreduce.h),
+  // then hierarchical (split inside each node, the ring across nodes,
+  // collectives/hierarchical_allreduce.h) when every node holds the same number (>= 2) of ranks,
+  // else the ring. A forced algorithm that cannot carry a message (too large, split across nodes,
+  // hierarchical on another layout, recursive doubling above kRecursiveDoublingMaxBytes or a node
+  // round) falls back to the automatic choice or the ring; forced recursive doubling on one node
+  // runs across all ranks (for tests). Broadcast: across nodes with the same number (>= 2) of ranks
+  // each, above the direct round, the chain among one rank per node and shared memory inside the
+  // nodes (collectives/hierarchical_broadcast.h); RINGSYNC_ALGO=hierarchical forces it at any size.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.
@@ -83,6 +90,29 @@ struct Options {
   // All-reduces on one node above this size take split rather than the direct round (measured
   // crossover: at np=2 split is ahead from ~4 KiB, at np=4 on 2 cores from ~64 KiB).
   static constexpr std::size_t kSplitFromBytes = 32 * 1024;
+  // Across nodes, all-reduces up to this size take recursive doubling, above it the hierarchical
+  // all-reduce (or the ring). Measured on 2 simulated hosts at 2 Gbit/s, 3 interleaved launches
+  // (bench/multihost_ab.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3 --sizes "-b 64K -e 4M -f 2
+  // -n 10 -w 2" "recursive_doubling|build|-x RINGSYNC_ALGO=recursive_doubling"
+  // "hierarchical|build|-x RINGSYNC_ALGO=hierarchical", and --ranks 1 against RINGSYNC_ALGO=ring):
+  // recursive doubling is ahead up to 512 KiB (2 x 2: 2.11 against 2.37 ms; 2 x 1: 2.73 against
+  // 2.99 ms), behind from 1 MiB (5.06 against 4.40 ms; 6.73 against 4.78 ms), where the others'
+  // pipelining keeps the link busy (bench/RESULTS.md section 13). With 2 nodes both send the same
+  // bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times the ring's, so the
+  // crossover there is lower (not measured: only 2 hosts are simulated here).
+  static constexpr std::size_t kAcrossNodesDoublingBytes = 512 * 1024;
+  // Across nodes (same number >= 2 of ranks on each), broadcasts above this size take the
+  // hierarchical broadcast, from the direct limit up to it the chain. Measured on 2 simulated hosts
+  // x 2 ranks at 2 Gbit/s, 3 interleaved launches each of the chain (the branch before the
+  // hierarchical broadcast) and of it, roots 0 and 3 (bench/multihost_run.sh --hosts 2 --ranks 2
+  // --rate 2gbit -- build/bin/broadcast_perf -b 64K -e 16M -f 4 -n 10 -w 2 -r ROOT --compare mpi):
+  // from 1 MiB it is level with the chain from root 0 (whose chain crosses between the hosts once;
+  // 0.95x at 16 MiB, where its node rounds do not overlap the chain) and 1.01-1.18x faster from
+  // root 3 (whose chain crosses twice; quiet machine); at 64-256 KiB its fingerprint round and
+  // sequential phases cost more than they save (bench/RESULTS.md section 13).
+  static constexpr std::size_t kHierarchicalBroadcastFromBytes = 512 * 1024;
+  // The most recursive doubling takes when forced (each step sends the whole part).
+  static constexpr std::size_t kRecursiveDoublingMaxBytes = 4 * 1024 * 1024;
 
   // Defaults overridden by the RINGSYNC_* variables that are set. A malformed value raises
   // InvalidArgument naming the variable.

@@ -102,6 +102,19 @@ TEST_CASE("allreduce: direct exchange forced, every count it can carry", "[allre
   sweep(options, {4093}, true);
 }
 
+TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[allreduce][recursive_doubling]") {
+  // On one node it runs across all ranks (np=3: one rank folded in and served at the end); past
+  // Options::kRecursiveDoublingMaxBytes the automatic choice serves.
+  Options options;
+  options.algorithm = Algorithm::kRecursiveDoubling;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  sweep(options, {4093, 100003}, false);
+  Communicator comm(MPI_COMM_WORLD, options);
+  const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);
+  REQUIRE(test::allRanks(outcome.wrong == 0));
+  REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
+}
+
 TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning several segments", "[allreduce]") {
   Communicator comm(MPI_COMM_WORLD);
   const std::size_t count = (std::size_t{3} << 20) + 5;

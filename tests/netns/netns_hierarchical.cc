@@ -4,7 +4,9 @@
 // automatic choice takes it above the across-node direct limit; rank numberings that are not node
 // by node work; a layout without the same number of ranks on every node falls back with a
 // reason; and a mismatch across or inside the hosts raises MismatchError on every rank, leaving
-// the communicator usable.
+// the communicator usable. The hierarchical broadcast (chain across the hosts, shared memory
+// inside them): exact from every root, with either rank numbering, in several node rounds, chosen
+// above the direct limit or forced, and a root mismatch raised on every rank.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -72,11 +74,11 @@ TEST_CASE("netns hierarchical: exact for every op and type around chunk and piec
   }
 }
 
-TEST_CASE("netns hierarchical: chosen automatically above the across-node direct limit", "[netns]") {
+TEST_CASE("netns hierarchical: chosen automatically above the across-node recursive-doubling limit", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1021, false, MPI_COMM_WORLD));
-  REQUIRE(comm.lastPlacement().algorithm == "direct");
-  for (std::size_t count : {std::size_t{8193}, std::size_t{300001}, std::size_t{3u << 20}}) {
+  REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
+  for (std::size_t count : {Options::kAcrossNodesDoublingBytes / 4 + 1, std::size_t{300001}, std::size_t{3u << 20}}) {
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, count, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
@@ -97,9 +99,10 @@ TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[n
   {
     Communicator comm(interleaved, forced(Algorithm::kAuto));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax})
-      for (std::size_t count : {std::size_t{100003}, std::size_t{(1u << 20) + 5}}) {
+      for (std::size_t count : {std::size_t{1001}, std::size_t{100003}, std::size_t{300001}, std::size_t{(1u << 20) + 5}}) {
         REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, false, interleaved));
-        REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+        REQUIRE(comm.lastPlacement().algorithm ==
+                (count * 4 <= Options::kAcrossNodesDoublingBytes ? "recursive_doubling" : "hierarchical"));
       }
   }
   MPI_Comm_free(&interleaved);
@@ -135,19 +138,22 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
   const int host = hostIndex();
   const int n = comm.size();
   // Across the hosts: the second host's ranks agree with each other, not with the first host's.
-  // Inside a host: only the last rank differs. Straddling the direct limit: the second host's
-  // count would take the direct round, the first host's the hierarchical algorithm, which starts
-  // with a round on the whole communicator so that the two meet instead of waiting apart.
+  // Inside a host: only the last rank differs. Straddling the recursive-doubling limit: the second
+  // host's count takes recursive doubling, the first host's the hierarchical algorithm, which
+  // starts with a round on the whole communicator; recursive doubling watches for it and meets it
+  // there instead of waiting apart.
   struct Case {
     bool across;
     std::size_t oddCount;
   };
-  const Case cases[3] = {{true, 100000}, {false, 100000}, {true, 1000}};
+  // Above the recursive-doubling limit, so that the usual count takes the hierarchical algorithm.
+  const std::size_t usual = Options::kAcrossNodesDoublingBytes / 4 + 1001;
+  const Case cases[3] = {{true, usual - 1}, {false, usual - 1}, {true, 1000}};
   for (const Case& c : cases) {
     const bool across = c.across;
     const bool odd = across ? host == 1 : comm.rank() == n - 1;
-    const std::size_t count = odd ? c.oddCount : 100001;
-    std::vector<float> data(100001, 1.0f);
+    const std::size_t count = odd ? c.oddCount : usual;
+    std::vector<float> data(usual, 1.0f);
     std::string what;
     try {
       comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
@@ -159,11 +165,83 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     // Every rank names both calls: the call is checked on the whole communicator first (the
     // weaker "made different calls" form is what a node-only check would give).
     const bool namesBoth = what.find("count=" + std::to_string(c.oddCount)) != std::string::npos &&
-                           what.find("count=100001") != std::string::npos;
+                           what.find("count=" + std::to_string(usual)) != std::string::npos;
     const bool namesNode = what.find("made different calls") != std::string::npos;
     REQUIRE(test::allRanks(what.find("disagree") != std::string::npos && (namesBoth || (!across && namesNode))));
     // Found from the fingerprints before any data moved: the communicator is still in step.
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 100001, true, MPI_COMM_WORLD));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, usual, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
+}
+
+namespace {
+
+// Broadcasts from every root at counts below the direct limit (direct), above it (chain), above
+// the hierarchical broadcast's limit and above one node round (4 MiB at 2 ranks per node: two
+// pieces); true when every rank holds the root's values and the expected algorithm served.
+bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical) {
+  bool ok = true;
+  for (int root = 0; root < comm.size(); ++root)
+    for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{131073},
+                              std::size_t{1200007}}) {
+      std::vector<std::int32_t> data(count, -1);
+      auto value = [root](std::size_t i) { return static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root)); };
+      if (comm.rank() == root)
+        for (std::size_t i = 0; i < count; ++i) data[i] = value(i);
+      comm.broadcast(data.data(), count, DataType::kInt32, root);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < count; ++i) wrong += data[i] != value(i);
+      const char* expected = forcedHierarchical || count * 4 > Options::kHierarchicalBroadcastFromBytes ? "hierarchical"
+                             : count * 4 > 32 * 1024                                                    ? "chain"
+                                                                                                        : "direct";
+      INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong
+                             << " wrong, algorithm " << comm.lastPlacement().algorithm);
+      ok = ok && test::allRanks(wrong == 0 && comm.lastPlacement().algorithm == expected, world);
+    }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numbering, chosen above its limit",
+          "[netns]") {
+  {
+    Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+    REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, false));
+  }
+  {
+    Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kHierarchical));
+    REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, true));
+  }
+  // Host 0's first rank, host 1's first, host 0's second, host 1's second.
+  int localRank = 0;
+  {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  MPI_Comm interleaved;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, localRank * 2 + hostIndex(), &interleaved);
+  {
+    Communicator comm(interleaved, forced(Algorithm::kAuto));
+    REQUIRE(exactBroadcasts(comm, interleaved, false));
+  }
+  MPI_Comm_free(&interleaved);
+}
+
+TEST_CASE("netns hierarchical broadcast: a root mismatch raises MismatchError on every rank", "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  const int n = comm.size();
+  const std::size_t count = 131073;  // above the hierarchical broadcast's limit
+  std::vector<std::int32_t> data(count, 7);
+  std::string what;
+  try {
+    comm.broadcast(data.data(), count, DataType::kInt32, comm.rank() == n - 1 ? 1 : 0);
+  } catch (const MismatchError& error) {
+    what = error.what();
+  }
+  INFO("rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+  REQUIRE(test::allRanks(what.find("rank " + std::to_string(n - 1) + " called broadcast") != std::string::npos));
+  REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, false));
 }

@@ -6,6 +6,8 @@
 #   1. all-reduce / broadcast / all-gather exact across the hosts (test_netns_collectives), and
 #      bytes really crossed the veth;
 #   1b. (hierarchical) the hierarchical all-reduce: exact, chosen, mismatches (test_netns_hierarchical);
+#   1c. (doubling, 2 hosts x 2 ranks; doubling_one_per_host, 2 hosts x 1 rank) recursive doubling:
+#       exact, chosen up to its limit, mismatches (test_netns_recursive_doubling);
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
 #      unimpaired link's figures from the same run for comparison), when it is built;
@@ -16,10 +18,10 @@
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts as separate entries,
 # each well under a minute even when the 4 ranks share a few cores over TCP.
-#   run_netns_test.sh <bin-dir> [collectives|hierarchical|trainer|perf|link_down|link_down_hierarchical|all]
+#   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|link_down_hierarchical|all]
 set -uo pipefail
 
-bin=${1:?usage: run_netns_test.sh <bin-dir> [collectives|trainer|perf|link_down|all]}
+bin=${1:?usage: run_netns_test.sh <bin-dir> [part], see the header}
 part=${2:-all}
 source "$(dirname "${BASH_SOURCE[0]}")/simulated_hosts.sh"
 work=$SIM_WORK
@@ -52,6 +54,14 @@ run_hierarchical() {
   tail -n 20 "$work/hierarchical.log"
   ((rc == 0)) || fail "the hierarchical all-reduce across the two hosts failed (exit $rc)"
   say "hierarchical all-reduce: exact, chosen above the direct limit, mismatches raised on every rank"
+}
+
+run_doubling() {  # run_doubling <ranks>
+  sim_mpirun "$1" 120 -x RINGSYNC_TIMEOUT_SECONDS=60 "$bin/test_netns_recursive_doubling" >"$work/doubling.log" 2>&1
+  local rc=$?
+  tail -n 20 "$work/doubling.log"
+  ((rc == 0)) || fail "recursive doubling across the two hosts ($1 ranks) failed (exit $rc)"
+  say "recursive doubling ($1 ranks): exact, chosen up to its limit, mismatches raised on every rank"
 }
 
 run_trainer() {
@@ -147,13 +157,15 @@ run_link_down() {
 }
 
 case $part in
-  collectives | hierarchical | trainer | perf | all) sim_hosts_setup 2 2 ;;
-  link_down) sim_hosts_setup 2 1 ;;
+  collectives | hierarchical | doubling | trainer | perf | all) sim_hosts_setup 2 2 ;;
+  link_down | doubling_one_per_host) sim_hosts_setup 2 1 ;;
   link_down_hierarchical) sim_hosts_setup 2 2 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
 [[ $part == hierarchical || $part == all ]] && run_hierarchical
+[[ $part == doubling || $part == all ]] && run_doubling 4
+[[ $part == doubling_one_per_host ]] && run_doubling 2
 [[ $part == trainer || $part == all ]] && run_trainer
 [[ $part == perf || $part == all ]] && run_impaired_link
 [[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring

@@ -1,0 +1,61 @@
+#include "hierarchical_broadcast.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "chain_broadcast.h"
+#include "node_hierarchy.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
+class PeerNames {
+ public:
+  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
+  ~PeerNames() { deadline_.namePeersAs(nullptr); }
+  PeerNames(const PeerNames&) = delete;
+  PeerNames& operator=(const PeerNames&) = delete;
+  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
+
+ private:
+  Deadline& deadline_;
+};
+
+}  // namespace
+
+void hierarchicalBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
+  if (context.hierarchy == nullptr)
+    throw InvalidArgument("broadcast: the hierarchical algorithm needs ranks on several nodes with the same number "
+                          "of ranks on each");
+  fingerprintRound(context);
+  if (args.bytes == 0) return;
+  NodeHierarchy& h = *context.hierarchy;
+  const int rootLocal = h.localRankOf[static_cast<std::size_t>(args.root)];
+  const bool carrier = h.localRank == rootLocal;  // this node's rank in the cross-node chain
+  PeerNames names(context.deadline);
+  if (carrier) {
+    // The cross-node communicator of a local rank is ordered by rank in the parent communicator.
+    int crossRoot = 0;
+    for (int r = 0; r < args.root; ++r) crossRoot += h.localRankOf[static_cast<std::size_t>(r)] == rootLocal;
+    const AlreadyChecked checked;
+    AlgorithmContext cross{h.crossComm,  h.nodeIndex,     h.nodes,          *h.crossRounds, h.crossScratch,
+                           context.ring, context.header, context.deadline, checked};
+    names.use(h.crossGlobalRanks);
+    chainBroadcast(cross, {args.buf, args.bytes, crossRoot});
+  }
+  names.use(h.nodeGlobalRanks);
+  RoundTransport& node = *h.nodeRounds;
+  auto* data = static_cast<std::byte*>(args.buf);
+  const std::size_t piece = node.maxPayloadBytes();
+  for (std::size_t offset = 0; offset < args.bytes; offset += piece) {
+    const std::size_t length = std::min(piece, args.bytes - offset);
+    node.run(context.header, carrier ? data + offset : nullptr, carrier ? length : 0, context.deadline);
+    node.requirePayloadBytes([&](int r) { return r == rootLocal ? length : std::size_t{0}; });
+    if (!carrier) std::memcpy(data + offset, node.payload(rootLocal), length);
+  }
+}
+
+}  // namespace ringsync::detail

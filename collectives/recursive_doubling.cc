@@ -1,0 +1,135 @@
+#include "recursive_doubling.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "mpi_check.h"
+#include "reduce_kernels.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+
+RecursiveDoubling::RecursiveDoubling(const DoublingGroup& group, DoublingBuffers& buffers, std::size_t payloadBytes)
+    : group_(group), buffers_(buffers), payloadBytes_(payloadBytes) {
+  buffers_.message.reserve(kPrefixBytes + payloadBytes);
+}
+
+void RecursiveDoubling::run(const CallHeader& mine, CallSummary& summary, std::size_t count, DataType type,
+                            ReduceOp op, Deadline& deadline) {
+  mine_ = mine;
+  summary_ = &summary;
+  count_ = count;
+  type_ = type;
+  op_ = op;
+  const int m = group_.members, me = group_.member;
+  if (m == 1) return;
+  int p = 1;
+  while (p * 2 <= m) p *= 2;
+  const int extras = m - p;
+  if (me >= p) {  // folded into member me - p, which sends the result back
+    exchange(me - p, true, true, Combine::kTake, deadline);
+    return;
+  }
+  if (me < extras) exchange(me + p, false, true, Combine::kMineFirst, deadline);
+  for (int distance = 1; distance < p; distance <<= 1) {
+    const int partner = me ^ distance;
+    exchange(partner, true, true, me < partner ? Combine::kMineFirst : Combine::kTheirsFirst, deadline);
+  }
+  if (me < extras) exchange(me + p, true, false, Combine::kNone, deadline);
+}
+
+void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine combine, Deadline& deadline) {
+  RequestGroup requests(group_.comm, 1);
+  std::byte* message = buffers_.message.data();
+  if (send) {
+    std::memcpy(message, &mine_, sizeof mine_);
+    std::memcpy(message + sizeof mine_, summary_, sizeof *summary_);
+    requests.send(0, message, kPrefixBytes + payloadBytes_, partner, kTagRecursiveDoubling);
+  }
+  try {
+    if (receive) receiveFrom(partner, deadline);
+    requests.wait(0, deadline);  // the payload is combined in place below
+  } catch (...) {
+    // Abandoned with the send in flight (a peer in another call never receives it, or a timeout):
+    // MPI may read the message when a later receive matches it, so it must keep this call's header.
+    if (!requests.test(0)) buffers_.message.abandon();
+    throw;
+  }
+  if (!receive) return;
+  if (combine == Combine::kTake) {
+    *summary_ = received_;  // the whole group's, this member's own calls included
+  } else {
+    summary_->merge(received_);
+  }
+  // Once ranks are known to be in different calls the data means nothing: only the verdict
+  // travels on (the caller raises when every member has it).
+  if (combine == Combine::kNone || summary_->disagrees()) return;
+  if (receivedPayloadBytes_ != payloadBytes_)
+    throw MismatchError(describeCall(mine_) + ": rank " + std::to_string(nameOf(partner)) + " sent " +
+                        std::to_string(receivedPayloadBytes_) + " bytes for the same call, expected " +
+                        std::to_string(payloadBytes_));
+  const std::byte* theirs = buffers_.incoming.data() + kPrefixBytes;
+  switch (combine) {
+    case Combine::kMineFirst: reduceElements(payload(), payload(), theirs, count_, type_, op_); break;
+    case Combine::kTheirsFirst: reduceElements(payload(), theirs, payload(), count_, type_, op_); break;
+    case Combine::kTake:
+      if (payloadBytes_ > 0) std::memcpy(payload(), theirs, payloadBytes_);
+      break;
+    case Combine::kNone: break;
+  }
+}
+
+// Probed first, so that the buffer fits whatever the partner sent (a peer in another call may send
+// more than this call expects); a message an abandoned call left behind is dropped.
+void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
+  for (;;) {
+    int found = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    RINGSYNC_CHECK_MPI(MPI_Improbe(partner, kTagRecursiveDoubling, group_.comm, &found, &message, &status));
+    if (!found) {
+      deadline.idle([&] { return std::vector<int>{partner}; });
+      continue;
+    }
+    deadline.progressed();
+    int bytes = 0;
+    RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+    ScratchBuffer& incoming = buffers_.incoming;
+    incoming.reserve(std::max<std::size_t>(static_cast<std::size_t>(bytes), kPrefixBytes));
+    MPI_Request request = MPI_REQUEST_NULL;
+    RINGSYNC_CHECK_MPI(MPI_Imrecv(incoming.data(), bytes, MPI_BYTE, &message, &request));
+    try {
+      for (;;) {
+        int done = 0;
+        RINGSYNC_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+        if (done) break;
+        deadline.idle([&] { return std::vector<int>{partner}; });
+      }
+    } catch (...) {
+      // A matched receive cannot be cancelled: leave it, and its memory, to MPI.
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+      incoming.abandon();
+      throw;
+    }
+    deadline.progressed();
+    if (static_cast<std::size_t>(bytes) < kPrefixBytes)
+      throw MismatchError(describeCall(mine_) + ": rank " + std::to_string(nameOf(partner)) + " sent a " +
+                          std::to_string(bytes) + "-byte message, shorter than a recursive-doubling header");
+    CallHeader theirs;
+    std::memcpy(&theirs, incoming.data(), sizeof theirs);
+    if (theirs.sequence < mine_.sequence) continue;  // left behind by an abandoned earlier call
+    std::memcpy(&received_, incoming.data() + sizeof theirs, sizeof received_);
+    receivedPayloadBytes_ = static_cast<std::size_t>(bytes) - kPrefixBytes;
+    return;
+  }
+}
+
+int RecursiveDoubling::nameOf(int member) const {
+  if (group_.globalRanks == nullptr || member < 0 || static_cast<std::size_t>(member) >= group_.globalRanks->size())
+    return member;
+  return (*group_.globalRanks)[static_cast<std::size_t>(member)];
+}
+
+}  // namespace ringsync::detail

@@ -1,0 +1,159 @@
+#include "recursive_doubling_allreduce.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "call_summary.h"
+#include "chunk_layout.h"
+#include "node_hierarchy.h"
+#include "recursive_doubling.h"
+#include "reduce_kernels.h"
+#include "ringsync/errors.h"
+
+namespace ringsync::detail {
+namespace {
+
+// Below this many bytes every local rank reduces and sends the whole message, saving the second
+// node round; above it each sends only its chunk, 1/L of the bytes over the network. (Not
+// measured separately: at 2 Gbit/s the (L-1)/L·S it saves costs about as much as a node round
+// at ~1-2 KiB.)
+constexpr std::size_t kShardFromBytes = 2048;
+
+// Thrown out of a wait when a peer has begun a whole-communicator round for this call.
+struct PeerTookAnotherAlgorithm {};
+
+class AnotherAlgorithmWatch final : public IdleWatcher {
+ public:
+  explicit AnotherAlgorithmWatch(AlgorithmContext& context) : context_(context) {
+    context_.deadline.watchWhileIdle(this);
+  }
+  ~AnotherAlgorithmWatch() { context_.deadline.watchWhileIdle(nullptr); }
+  AnotherAlgorithmWatch(const AnotherAlgorithmWatch&) = delete;
+  AnotherAlgorithmWatch& operator=(const AnotherAlgorithmWatch&) = delete;
+  void poll() override {
+    if (context_.rounds.peerBeganRound(context_.header.sequence)) throw PeerTookAnotherAlgorithm{};
+  }
+
+ private:
+  AlgorithmContext& context_;
+};
+
+// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
+class PeerNames {
+ public:
+  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
+  ~PeerNames() { deadline_.namePeersAs(nullptr); }
+  PeerNames(const PeerNames&) = delete;
+  PeerNames& operator=(const PeerNames&) = delete;
+  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
+
+ private:
+  Deadline& deadline_;
+};
+
+// Every rank holds the same summary here, so every rank raises the same error or none does.
+void raiseOnDisagreement(const AlgorithmContext& context, const CallSummary& summary) {
+  context.check.afterSummary(summary);
+  if (summary.disagrees())  // RINGSYNC_CHECK=0: the data cannot be combined all the same
+    throw MismatchError(describeCall(context.header) +
+                        ": ranks made different calls (RINGSYNC_CHECK=1 names them)");
+}
+
+std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
+  return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
+}
+
+void acrossAllRanks(AlgorithmContext& context, const AllreduceArgs& args, ReduceOp op) {
+  const std::size_t bytes = args.count * dataTypeSize(args.type);
+  CallSummary summary;
+  summary.add(context.rank, context.header);
+  RecursiveDoubling doubling({context.comm, context.rank, context.size, nullptr}, *context.doublingBuffers, bytes);
+  if (bytes > 0) std::memcpy(doubling.payload(), args.send, bytes);
+  doubling.run(context.header, summary, args.count, args.type, op, context.deadline);
+  raiseOnDisagreement(context, summary);
+  if (args.op == ReduceOp::kAvg) divideElements(doubling.payload(), args.count, args.type, context.size);
+  if (bytes > 0) std::memcpy(args.recv, doubling.payload(), bytes);
+}
+
+// `nodeRoundOpen` is set while this rank's first node round may be unread by a node peer.
+void nodeThenAcrossNodes(AlgorithmContext& context, const AllreduceArgs& args, ReduceOp op, bool* nodeRoundOpen) {
+  NodeHierarchy& h = *context.hierarchy;
+  RoundTransport& node = *h.nodeRounds;
+  const std::size_t elementBytes = dataTypeSize(args.type), bytes = args.count * elementBytes;
+  if (bytes > node.maxPayloadBytes())
+    throw InvalidArgument("allreduce: recursive doubling across nodes takes at most " +
+                          std::to_string(node.maxPayloadBytes()) + " bytes (a node round)");
+  PeerNames names(context.deadline);
+  names.use(h.nodeGlobalRanks);
+  const PayloadPiece whole{args.send, bytes};
+  node.begin(context.header, &whole, 1);
+  *nodeRoundOpen = true;
+  node.complete(context.deadline);
+
+  CallSummary summary;
+  for (int r = 0; r < h.localSize; ++r) summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.header(r));
+  const bool shard = bytes >= kShardFromBytes && args.count >= static_cast<std::size_t>(h.localSize);
+  const ChunkLayout chunks(args.count, h.localSize);
+  const ElementRange part = shard ? chunks.chunk(h.localRank) : ElementRange{0, args.count};
+  RecursiveDoubling doubling({h.crossComm, h.nodeIndex, h.nodes, &h.crossGlobalRanks}, *context.doublingBuffers,
+                             part.count * elementBytes);
+  if (!summary.disagrees() && part.count > 0) {
+    node.requirePayloadBytes([bytes](int) { return bytes; });
+    // Local ranks in order: every node reduces its part the same way.
+    const std::size_t offset = part.begin * elementBytes;
+    reduceElements(doubling.payload(), node.payload(0) + offset, node.payload(1) + offset, part.count, args.type, op);
+    for (int r = 2; r < h.localSize; ++r)
+      reduceElements(doubling.payload(), doubling.payload(), node.payload(r) + offset, part.count, args.type, op);
+  }
+  names.use(h.crossGlobalRanks);
+  doubling.run(context.header, summary, part.count, args.type, op, context.deadline);
+  // Every rank passed the node round (the doubling needed every rank's data).
+  *nodeRoundOpen = false;
+  raiseOnDisagreement(context, summary);
+  if (args.op == ReduceOp::kAvg) divideElements(doubling.payload(), part.count, args.type, context.size);
+  if (!shard) {
+    if (bytes > 0) std::memcpy(args.recv, doubling.payload(), bytes);
+    return;
+  }
+  names.use(h.nodeGlobalRanks);
+  node.run(context.header, doubling.payload(), part.count * elementBytes, context.deadline);
+  node.requirePayloadBytes([&](int r) { return chunks.length(r) * elementBytes; });
+  for (int r = 0; r < h.localSize; ++r)
+    if (chunks.length(r) > 0)
+      std::memcpy(at(args.recv, chunks.begin(r), elementBytes), node.payload(r), chunks.length(r) * elementBytes);
+}
+
+// The peer's algorithm started with a round on the whole communicator: meet it there, where the
+// caller's check names every rank's call on every rank.
+[[noreturn]] void joinTheirRound(AlgorithmContext& context) {
+  context.rounds.run(context.header, nullptr, 0, context.deadline);
+  firstRoundDone(context);
+  throw MismatchError(describeCall(context.header) +
+                      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
+}
+
+}  // namespace
+
+void recursiveDoublingAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  if (args.scattered != nullptr || context.doublingBuffers == nullptr)
+    throw InvalidArgument("allreduce: recursive doubling takes one contiguous buffer and the communicator's doubling buffers");
+  // kAvg: sums at every step, one division by every rank at the end (bit-identical everywhere).
+  const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
+  bool nodeRoundOpen = false;
+  try {
+    AnotherAlgorithmWatch watch(context);
+    if (context.hierarchy != nullptr) {
+      nodeThenAcrossNodes(context, args, op, &nodeRoundOpen);
+    } else {
+      acrossAllRanks(context, args, op);
+    }
+  } catch (const PeerTookAnotherAlgorithm&) {
+    // The peers on this node that read the round are abandoning it too; a peer that took the
+    // other algorithm never will: number the next round alike everywhere.
+    if (nodeRoundOpen) context.hierarchy->nodeRounds->withdrawSharedRound();
+    joinTheirRound(context);
+  }
+}
+
+}  // namespace ringsync::detail

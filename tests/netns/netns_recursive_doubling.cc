@@ -1,0 +1,115 @@
+// Recursive doubling across two simulated hosts (run_netns_test.sh, parts "doubling": 2 hosts x 2
+// ranks, and "doubling_one_per_host": 2 hosts x 1 rank): exact closed-form results for every op
+// on float32, int32, float16, bfloat16 and float64 at counts 0, 1, odd, around the chunk split and
+// the shard size, bit-identical on every rank; the automatic choice takes it up to
+// Options::kAcrossNodesDoublingBytes and the hierarchical/ring algorithm above; and a mismatch
+// (same algorithm, or a count that puts the odd ranks on another algorithm, or another
+// collective) raises MismatchError naming both calls on every rank, leaving the communicator in step.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "closed_form.h"
+#include "ringsync/ringsync.h"
+#include "support/test_support.h"
+
+using namespace ringsync;
+using test::TypedBuffer;
+
+namespace {
+
+Options forced(Algorithm algorithm) {
+  Options options = Options::fromEnvironment();
+  options.algorithm = algorithm;
+  return options;
+}
+
+bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
+  const int n = comm.size();
+  TypedBuffer send(type, count), recv(type, count);
+  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
+  comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
+  const TypedBuffer& result = inPlace ? send : recv;
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
+  INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm "
+                                                << comm.lastPlacement().algorithm);
+  return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes()));
+}
+
+// The largest float32 count the automatic choice sends through recursive doubling.
+constexpr std::size_t kLargestDoublingCount = Options::kAcrossNodesDoublingBytes / 4;
+
+}  // namespace
+
+TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and around the shard size", "[netns]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kRecursiveDoubling));
+  const std::size_t n = static_cast<std::size_t>(comm.size());
+  for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
+    const std::size_t shard = 2048 / dataTypeSize(type);  // below: every local rank sends the whole message
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n + 1, std::size_t{7}, shard - 1, shard,
+                                shard + 1, std::size_t{4093}, std::size_t{100003}}) {
+        for (bool inPlace : {false, true}) {
+          REQUIRE(exactAllreduce(comm, type, op, count, inPlace));
+          REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("netns doubling: chosen automatically up to its limit, not above", "[netns]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  for (std::size_t count : {std::size_t{2}, std::size_t{1021}, std::size_t{8193}, kLargestDoublingCount}) {
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, count, true));
+    REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
+  }
+  REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, kLargestDoublingCount + 1, true));
+  REQUIRE(comm.lastPlacement().algorithm == (comm.localSize() > 1 ? "hierarchical" : "ring"));
+}
+
+TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on every rank", "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  const int n = comm.size();
+  const int odd = n - 1;  // on the second host
+  struct Case {
+    const char* name;
+    std::size_t usualCount, oddCount;
+    ReduceOp oddOp;
+    bool oddBroadcasts;
+  };
+  const Case cases[] = {
+      {"count, both recursive doubling", 1001, 1000, ReduceOp::kSum, false},
+      {"op, both recursive doubling", 1001, 1001, ReduceOp::kMax, false},
+      {"count, the odd rank above the limit", 1001, kLargestDoublingCount + 1, ReduceOp::kSum, false},
+      {"count, the others above the limit", kLargestDoublingCount + 1, 1001, ReduceOp::kSum, false},
+      {"broadcast against all-reduce", 1001, 1001, ReduceOp::kSum, true},
+  };
+  for (const Case& c : cases) {
+    const bool isOdd = comm.rank() == odd;
+    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
+    std::vector<float> data(kLargestDoublingCount + 1, 1.0f);
+    std::string what;
+    try {
+      if (isOdd && c.oddBroadcasts) {
+        comm.broadcast(data.data(), count, DataType::kFloat32, 0);
+      } else {
+        comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, isOdd ? c.oddOp : ReduceOp::kSum);
+      }
+    } catch (const MismatchError& error) {
+      what = error.what();
+    }
+    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+    const bool namesOdd = what.find("rank " + std::to_string(odd) + " called") != std::string::npos;
+    const bool namesUsual = what.find("count=" + std::to_string(c.usualCount)) != std::string::npos;
+    REQUIRE(test::allRanks(what.find("disagree") != std::string::npos && namesOdd && namesUsual));
+    bool untouched = true;
+    for (float x : data) untouched = untouched && x == 1.0f;
+    REQUIRE(test::allRanks(untouched));
+    // Still in step: both algorithms work exactly afterwards.
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, true));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, kLargestDoublingCount + 1, false));
+  }
+}

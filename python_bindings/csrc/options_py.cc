@@ -22,7 +22,7 @@ Enum parseChoice(const char* field, const std::string& text, const Enum (&values
 }
 
 constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
-                                     Algorithm::kHierarchical};
+                                     Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
 constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                        BackendChoice::kStaged};
 constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
@@ -42,7 +42,7 @@ void registerOptions(nb::module_& m) {
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
           [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAlgorithms, algorithmName); },
-          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split' or 'hierarchical'")
+          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical' or 'recursive_doubling'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
           [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kBackends, backendName); },

@@ -23,7 +23,7 @@ class Options:
     ring_segment_bytes: int
     ring_depth: int
     small_bytes: int
-    algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical'
+    algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling'
     backend: str  # 'auto' | 'ring' | 'nccl' | 'staged'
     timeout_seconds: float
     stall_warn_seconds: float

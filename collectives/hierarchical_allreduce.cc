@@ -27,19 +27,6 @@ std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
   return std::max<std::size_t>(1, piece);
 }
 
-// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
-class PeerNames {
- public:
-  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
-  ~PeerNames() { deadline_.namePeersAs(nullptr); }
-  PeerNames(const PeerNames&) = delete;
-  PeerNames& operator=(const PeerNames&) = delete;
-  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
-
- private:
-  Deadline& deadline_;
-};
-
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }

@@ -9,22 +9,6 @@
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
-namespace {
-
-// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
-class PeerNames {
- public:
-  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
-  ~PeerNames() { deadline_.namePeersAs(nullptr); }
-  PeerNames(const PeerNames&) = delete;
-  PeerNames& operator=(const PeerNames&) = delete;
-  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
-
- private:
-  Deadline& deadline_;
-};
-
-}  // namespace
 
 void hierarchicalBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
   if (context.hierarchy == nullptr)

@@ -39,19 +39,6 @@ class AnotherAlgorithmWatch final : public IdleWatcher {
   AlgorithmContext& context_;
 };
 
-// Names the peers of one phase's waits as ranks of the whole communicator, until the call ends.
-class PeerNames {
- public:
-  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
-  ~PeerNames() { deadline_.namePeersAs(nullptr); }
-  PeerNames(const PeerNames&) = delete;
-  PeerNames& operator=(const PeerNames&) = delete;
-  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
-
- private:
-  Deadline& deadline_;
-};
-
 // Every rank holds the same summary here, so every rank raises the same error or none does.
 void raiseOnDisagreement(const AlgorithmContext& context, const CallSummary& summary) {
   context.check.afterSummary(summary);

@@ -89,6 +89,20 @@ class Deadline {
   IdleWatcher* watcher_ = nullptr;
 };
 
+// While a phase of an algorithm waits on a sub-communicator: its waits name their peers as ranks
+// of the whole communicator (Deadline::namePeersAs) until the scope ends.
+class PeerNames {
+ public:
+  explicit PeerNames(Deadline& deadline) : deadline_(deadline) {}
+  ~PeerNames() { deadline_.namePeersAs(nullptr); }
+  PeerNames(const PeerNames&) = delete;
+  PeerNames& operator=(const PeerNames&) = delete;
+  void use(const std::vector<int>& globalRanks) { deadline_.namePeersAs(&globalRanks); }
+
+ private:
+  Deadline& deadline_;
+};
+
 // A fixed number of request slots. Up to kInlineSlots live inside the object, so the ring, the
 // header exchange and the broadcast allocate nothing per call (a heap block only for more peers).
 class RequestGroup {

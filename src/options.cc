@@ -64,12 +64,6 @@ Enum parseChoice(const char* name, const std::string& text, const Enum (&values)
   badVariable(name, text, expected);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
-                                     Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
-constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
-                                       BackendChoice::kStaged};
-constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
-
 }  // namespace
 
 const char* algorithmName(Algorithm algorithm) {
@@ -110,16 +104,16 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical or recursive_doubling");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical or recursive_doubling");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
-    options.backend = parseChoice("RINGSYNC_BACKEND", v, kBackends, backendName, "auto, ring, nccl or staged");
+    options.backend = parseChoice("RINGSYNC_BACKEND", v, kAllBackends, backendName, "auto, ring, nccl or staged");
   if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);
   if (const char* v = readVariable("RINGSYNC_STALL_WARN_SECONDS")) options.stallWarnSeconds = parseSeconds("RINGSYNC_STALL_WARN_SECONDS", v);
   if (const char* v = readVariable("RINGSYNC_CHECK")) options.checkCalls = parseBool("RINGSYNC_CHECK", v);
   if (const char* v = readVariable("RINGSYNC_CHECK_FINITE")) options.checkFinite = parseBool("RINGSYNC_CHECK_FINITE", v);
   if (const char* v = readVariable("RINGSYNC_SPIN_WAIT")) options.spinWait = parseBool("RINGSYNC_SPIN_WAIT", v);
   if (const char* v = readVariable("RINGSYNC_LOG"))
-    options.logLevel = parseChoice("RINGSYNC_LOG", v, kLogLevels, logLevelName, "error, warn, info or debug");
+    options.logLevel = parseChoice("RINGSYNC_LOG", v, kAllLogLevels, logLevelName, "error, warn, info or debug");
   if (const char* v = readVariable("RINGSYNC_CUDA_DEVICE")) options.cudaDevice = parseInt("RINGSYNC_CUDA_DEVICE", v);
   if (const char* v = readVariable("RINGSYNC_BUCKET_BYTES")) options.bucketBytes = parseBytes("RINGSYNC_BUCKET_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_FIRST_BUCKET_BYTES")) options.firstBucketBytes = parseBytes("RINGSYNC_FIRST_BUCKET_BYTES", v);

@@ -129,4 +129,12 @@ const char* algorithmName(Algorithm algorithm);
 const char* backendName(BackendChoice backend);
 const char* logLevelName(LogLevel level);
 
+// Every value of each choice, in the order the documentation lists them: what the environment
+// parser and the Python bindings accept, by the names above.
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kAuto,  Algorithm::kRing,         Algorithm::kDirect,
+                                               Algorithm::kSplit, Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
+inline constexpr BackendChoice kAllBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
+                                                 BackendChoice::kStaged};
+inline constexpr LogLevel kAllLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
+
 }  // namespace ringsync

@@ -17,12 +17,6 @@ Enum choice(py::handle options, const char* field, const Enum (&values)[N], cons
   throw InvalidArgument(std::string("Options.") + field + "='" + text + "' is not known to ringsync.torch");
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
-                                     Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
-constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
-                                       BackendChoice::kStaged};
-constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
-
 }  // namespace
 
 Options optionsFromPython(py::handle o) {
@@ -30,14 +24,14 @@ Options optionsFromPython(py::handle o) {
   options.ringSegmentBytes = o.attr("ring_segment_bytes").cast<std::size_t>();
   options.ringDepth = o.attr("ring_depth").cast<int>();
   options.smallBytes = o.attr("small_bytes").cast<std::size_t>();
-  options.algorithm = choice(o, "algorithm", kAlgorithms, algorithmName);
-  options.backend = choice(o, "backend", kBackends, backendName);
+  options.algorithm = choice(o, "algorithm", kAllAlgorithms, algorithmName);
+  options.backend = choice(o, "backend", kAllBackends, backendName);
   options.timeoutSeconds = o.attr("timeout_seconds").cast<double>();
   options.stallWarnSeconds = o.attr("stall_warn_seconds").cast<double>();
   options.checkCalls = o.attr("check_calls").cast<bool>();
   options.checkFinite = o.attr("check_finite").cast<bool>();
   options.spinWait = o.attr("spin_wait").cast<bool>();
-  options.logLevel = choice(o, "log_level", kLogLevels, logLevelName);
+  options.logLevel = choice(o, "log_level", kAllLogLevels, logLevelName);
   options.cudaDevice = o.attr("cuda_device").cast<int>();
   options.bucketBytes = o.attr("bucket_bytes").cast<std::size_t>();
   options.firstBucketBytes = o.attr("first_bucket_bytes").cast<std::size_t>();

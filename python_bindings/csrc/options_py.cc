@@ -21,12 +21,6 @@ Enum parseChoice(const char* field, const std::string& text, const Enum (&values
   throw InvalidArgument("Options." + std::string(field) + "='" + text + "' is not one of " + choices);
 }
 
-constexpr Algorithm kAlgorithms[] = {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kSplit,
-                                     Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
-constexpr BackendChoice kBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
-                                       BackendChoice::kStaged};
-constexpr LogLevel kLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};
-
 }  // namespace
 
 void registerOptions(nb::module_& m) {
@@ -41,11 +35,11 @@ void registerOptions(nb::module_& m) {
       .def_rw("small_bytes", &Options::smallBytes, "RINGSYNC_SMALL_BYTES")
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
-          [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAlgorithms, algorithmName); },
+          [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAllAlgorithms, algorithmName); },
           "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical' or 'recursive_doubling'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
-          [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kBackends, backendName); },
+          [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kAllBackends, backendName); },
           "RINGSYNC_BACKEND: 'auto', 'ring', 'nccl' or 'staged'")
       .def_rw("timeout_seconds", &Options::timeoutSeconds, "RINGSYNC_TIMEOUT_SECONDS (0: no deadline)")
       .def_rw("stall_warn_seconds", &Options::stallWarnSeconds, "RINGSYNC_STALL_WARN_SECONDS")
@@ -54,7 +48,7 @@ void registerOptions(nb::module_& m) {
       .def_rw("spin_wait", &Options::spinWait, "RINGSYNC_SPIN_WAIT")
       .def_prop_rw(
           "log_level", [](const Options& o) { return std::string(logLevelName(o.logLevel)); },
-          [](Options& o, const std::string& v) { o.logLevel = parseChoice("log_level", v, kLogLevels, logLevelName); },
+          [](Options& o, const std::string& v) { o.logLevel = parseChoice("log_level", v, kAllLogLevels, logLevelName); },
           "RINGSYNC_LOG: 'error', 'warn', 'info' or 'debug'")
       .def_rw("cuda_device", &Options::cudaDevice, "RINGSYNC_CUDA_DEVICE (-1: the local rank)")
       .def_rw("bucket_bytes", &Options::bucketBytes, "RINGSYNC_BUCKET_BYTES")

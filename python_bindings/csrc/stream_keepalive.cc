@@ -78,7 +78,6 @@ void StreamKeepAlive::releaseAll(double timeoutSeconds) noexcept {
 
 #else  // a build without CUDA has no device arrays
 
-void* StreamKeepAlive::takeEvent() { return nullptr; }
 void StreamKeepAlive::keep(ImportedArray, CUstream_st*) {
   throw BackendError("a CUDA tensor reached a ringsync built without CUDA");
 }

@@ -29,8 +29,6 @@ class StreamKeepAlive {
   // memory the device may still write must never be reused. GIL held; never throws.
   void releaseAll(double timeoutSeconds) noexcept;
 
-  std::size_t pending() const { return pending_.size(); }
-
  private:
   struct Pending {
     void* event;  // cudaEvent_t

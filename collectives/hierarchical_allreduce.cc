@@ -27,6 +27,21 @@ std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
   return std::max<std::size_t>(1, piece);
 }
 
+// The cross-node ring sends each chunk of a piece as one message: the pieces already pipeline,
+// and over TCP every further message costs (Open MPI sends one above its eager limit by
+// rendezvous, whose reply waits behind the bulk data queued the other way). Measured, 2 hosts x
+// 2 ranks, 16 MiB, 5 interleaved launches (bench/RESULTS.md section 13): 256 KiB segments 0.33
+// GB/s busbw at a 2 Gbit/s cap and 0.95 GB/s uncapped; one message per chunk (512 KiB) 0.35 and
+// 1.21 GB/s; 1-2 MiB messages unchanged.
+// (A piece's shard has at most ceil(piece / L) elements and a ring chunk of it at most
+// ceil(shard / nodes): within one element of piece / (L · nodes) each time.)
+RingConfig crossNodeRing(RingConfig ring, const NodeHierarchy& h, std::size_t pieceElements,
+                         std::size_t elementBytes) {
+  const std::size_t shards = static_cast<std::size_t>(h.localSize) * static_cast<std::size_t>(h.nodes);
+  ring.segmentBytes = std::max(ring.segmentBytes, (pieceElements / shards + 2) * elementBytes);
+  return ring;
+}
+
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
@@ -65,8 +80,9 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   const AlreadyChecked checked;
   AlgorithmContext node{h.nodeComm,   h.localRank,    h.localSize,      *h.nodeRounds, h.nodeScratch,
                         context.ring, context.header, context.deadline, checked};
-  AlgorithmContext cross{h.crossComm,  h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
-                         context.ring, context.header, context.deadline, checked};
+  AlgorithmContext cross{h.crossComm,     h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
+                         crossNodeRing(context.ring, h, pieceLimit, elementBytes),
+                         context.header, context.deadline, checked};
   auto reduceScatterInNode = [&](const AllreduceArgs& piece) {
     names.use(h.nodeGlobalRanks);
     splitScatterRound(node, piece);

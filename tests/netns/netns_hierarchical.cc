@@ -9,51 +9,15 @@
 // above the direct limit or forced, and a root mismatch raised on every rank.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "closed_form.h"
+#include "netns_support.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
-using test::TypedBuffer;
-
-namespace {
-
-// 0 on rank 0's host, 1 on the other (a node index that does not assume any rank numbering).
-int hostIndex() {
-  char mine[MPI_MAX_PROCESSOR_NAME] = {}, first[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  MPI_Get_processor_name(mine, &length);
-  std::memcpy(first, mine, sizeof first);
-  MPI_Bcast(first, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return std::strcmp(mine, first) == 0 ? 0 : 1;
-}
-
-Options forced(Algorithm algorithm) {
-  Options options = Options::fromEnvironment();
-  options.algorithm = algorithm;
-  return options;
-}
-
-// Fills, all-reduces and checks one call; true when every element is the closed form's value.
-bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace, MPI_Comm world) {
-  const int n = comm.size();
-  TypedBuffer send(type, count), recv(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
-  comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
-  const TypedBuffer& result = inPlace ? send : recv;
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
-  INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm "
-                                                << comm.lastPlacement().algorithm);
-  return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes(), world), world);
-}
-
-}  // namespace
+using namespace ringsync::netns_test;
 
 TEST_CASE("netns hierarchical: exact for every op and type around chunk and piece boundaries", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kHierarchical));
@@ -86,16 +50,7 @@ TEST_CASE("netns hierarchical: chosen automatically above the across-node recurs
 
 TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[netns]") {
   // New ranks: host 0's first, host 1's first, host 0's second, host 1's second.
-  const int host = hostIndex();
-  int localRank = 0;
-  {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &localRank);
-    MPI_Comm_free(&node);
-  }
-  MPI_Comm interleaved;
-  MPI_Comm_split(MPI_COMM_WORLD, 0, localRank * 2 + host, &interleaved);
+  MPI_Comm interleaved = interleavedAcrossHosts();
   {
     Communicator comm(interleaved, forced(Algorithm::kAuto));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax})
@@ -112,13 +67,7 @@ TEST_CASE("netns hierarchical: other layouts fall back to the ring", "[netns]") 
   // Three ranks (two on one host, one on the other) and two ranks (one per host): forced
   // hierarchical is refused and the ring serves, exactly.
   const int rank = test::worldRank();
-  int localRank = 0;
-  {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &localRank);
-    MPI_Comm_free(&node);
-  }
+  const int localRank = localRankOnHost();
   const int colors[2] = {rank == test::worldSize() - 1 ? MPI_UNDEFINED : 0, localRank == 0 ? 0 : MPI_UNDEFINED};
   for (int color : colors) {
     MPI_Comm sub;
@@ -214,15 +163,7 @@ TEST_CASE("netns hierarchical broadcast: exact from every root, any rank numberi
     REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, true));
   }
   // Host 0's first rank, host 1's first, host 0's second, host 1's second.
-  int localRank = 0;
-  {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &localRank);
-    MPI_Comm_free(&node);
-  }
-  MPI_Comm interleaved;
-  MPI_Comm_split(MPI_COMM_WORLD, 0, localRank * 2 + hostIndex(), &interleaved);
+  MPI_Comm interleaved = interleavedAcrossHosts();
   {
     Communicator comm(interleaved, forced(Algorithm::kAuto));
     REQUIRE(exactBroadcasts(comm, interleaved, false));

@@ -10,33 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "closed_form.h"
+#include "netns_support.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
-using test::TypedBuffer;
+using namespace ringsync::netns_test;
 
 namespace {
-
-Options forced(Algorithm algorithm) {
-  Options options = Options::fromEnvironment();
-  options.algorithm = algorithm;
-  return options;
-}
-
-bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
-  const int n = comm.size();
-  TypedBuffer send(type, count), recv(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
-  comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), count, type, op);
-  const TypedBuffer& result = inPlace ? send : recv;
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
-  INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm "
-                                                << comm.lastPlacement().algorithm);
-  return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes()));
-}
 
 // The largest float32 count the automatic choice sends through recursive doubling.
 constexpr std::size_t kLargestDoublingCount = Options::kAcrossNodesDoublingBytes / 4;

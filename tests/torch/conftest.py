@@ -19,17 +19,11 @@ import torch.distributed as dist
 import ringsync
 import ringsync.torch  # noqa: F401 - registers backend "ringsync"
 
-# The closed forms of the numpy suite (tests/python/closed_form.py) serve here too.
+# The closed forms and the abort-on-failure hooks of the numpy suite (tests/python) serve here too.
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+from mpi_abort_on_failure import AbortJobOnFailure  # noqa: E402
 
 _world = None
-
-
-def _abort_job(what):
-    rank = _world.rank if _world is not None else "?"
-    sys.stderr.write(f"\n[rank {rank}] FAILED: {what}\n")
-    sys.stderr.flush()
-    ringsync.abort(1)
 
 
 def _free_port():
@@ -62,23 +56,12 @@ def world():
 
 def pytest_configure(config):
     global _gloo
+    config.pluginmanager.register(AbortJobOnFailure(lambda: _world), "abort_job_on_failure")
     _gloo = _init()
 
 
-def pytest_runtest_logreport(report):
-    if report.failed:
-        _abort_job(f"{report.nodeid} ({report.when})\n{report.longreprtext}")
-
-
-def pytest_collectreport(report):
-    if report.failed:
-        _abort_job(f"collecting {report.nodeid}\n{report.longreprtext}")
-
-
 def pytest_sessionfinish(session, exitstatus):
-    if exitstatus != 0:
-        _abort_job(f"pytest exit status {int(exitstatus)}")
-    dist.destroy_process_group()
+    dist.destroy_process_group()  # after a failure the registered hooks have aborted the job already
 
 
 def same_on_every_rank(tensor, group):

@@ -1,0 +1,32 @@
+// What the tests across simulated hosts share: where this rank is (which host, which rank on it),
+// a communicator numbered across the hosts alternately, options forcing an algorithm, and one
+// all-reduce checked against its closed form on every rank.
+#pragma once
+
+#include <cstddef>
+
+#include <mpi.h>
+
+#include "ringsync/ringsync.h"
+
+namespace ringsync::netns_test {
+
+// 0 on rank 0's host, 1 on the other (a node index that does not assume any rank numbering).
+int hostIndex();
+
+// This rank's place among the ranks of its host.
+int localRankOnHost();
+
+// MPI_COMM_WORLD renumbered host 0's first rank, host 1's first, host 0's second, host 1's
+// second: ranks that are not numbered node by node. The caller frees it.
+MPI_Comm interleavedAcrossHosts();
+
+// The environment's options with `algorithm` forced.
+Options forced(Algorithm algorithm);
+
+// Fills, all-reduces and checks one call: true on every rank of `comm`'s group when every element
+// is the closed form's value and every rank holds the same bits.
+bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace,
+                    MPI_Comm group = MPI_COMM_WORLD);
+
+}  // namespace ringsync::netns_test

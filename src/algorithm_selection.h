@@ -30,6 +30,9 @@ struct SelectionInputs {
   // What the node's shared-memory round may carry per rank, when there is a hierarchy (recursive
   // doubling across nodes sends the whole message through it); 0 otherwise.
   std::size_t nodeRoundPayloadBytes = 0;
+  // How many take part in recursive doubling across nodes: the nodes when there is a hierarchy,
+  // every rank when the nodes hold one rank each or different numbers; 0 on one node.
+  int doublingMembers = 0;
 };
 
 struct Selection {

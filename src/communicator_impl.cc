@@ -159,7 +159,8 @@ detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::s
                                              std::size_t elementBytes) const {
   return detail::chooseAlgorithm({kind, count, elementBytes, size_, rounds_->sharedMemory(), rounds_->maxPayloadBytes(),
                                   options_, hierarchyBlocker_,
-                                  hierarchy_ ? hierarchy_->nodeRounds->maxPayloadBytes() : std::size_t{0}});
+                                  hierarchy_ ? hierarchy_->nodeRounds->maxPayloadBytes() : std::size_t{0},
+                                  hierarchy_ ? hierarchy_->nodes : localSize_ == size_ ? 0 : size_});
 }
 
 void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm,

@@ -99,8 +99,16 @@ struct Options {
   // 2.99 ms), behind from 1 MiB (5.06 against 4.40 ms; 6.73 against 4.78 ms), where the others'
   // pipelining keeps the link busy (bench/RESULTS.md section 13). With 2 nodes both send the same
   // bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times the ring's, so the
-  // crossover there is lower (not measured: only 2 hosts are simulated here).
+  // crossover there is lower: kAcrossManyNodesDoublingBytes.
   static constexpr std::size_t kAcrossNodesDoublingBytes = 512 * 1024;
+  // The same limit when more than two take part in the doubling (nodes, or every rank where the
+  // nodes hold one rank each or different numbers). Measured on 4 simulated hosts at 2 Gbit/s,
+  // interleaved launches with the MPI_Allreduce of each launch beside (bench/RESULTS.md section
+  // 13): 4 x 1 ranks, recursive doubling against RINGSYNC_ALGO=ring: 32 KiB 221 against 468 us,
+  // 64 KiB 500-547 against 508-585, 128 KiB 924-1284 against 767-796, 256 KiB 2183-2659 against
+  // 1615-1729; 4 x 2, against RINGSYNC_ALGO=hierarchical: ahead up to 128 KiB (1.39 against 1.55
+  // ms), behind at 256-512 KiB (2.17 against 2.02 ms, 4.46 against 4.06).
+  static constexpr std::size_t kAcrossManyNodesDoublingBytes = 64 * 1024;
   // Across nodes (same number >= 2 of ranks on each), broadcasts above this size take the
   // hierarchical broadcast, from the direct limit up to it the chain. Measured on 2 simulated hosts
   // x 2 ranks at 2 Gbit/s, 3 interleaved launches each of the chain (the branch before the

@@ -81,10 +81,14 @@ TEST_CASE("call summary: agreement, and more calls than it can list", "[units][r
 TEST_CASE("selection: recursive doubling across nodes up to its limit; one node unchanged",
           "[units][recursive_doubling]") {
   Options options;
-  auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy, int size) {
+  // Two nodes of `size / 2` ranks (or `size` single-rank nodes, or one node), unless `members` says
+  // how many take part in the doubling.
+  auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy, int size, int members = 0) {
     const bool oneNode = hierarchy == HierarchyBlocker::kOneNode;
+    if (members == 0) members = oneNode ? 0 : hierarchy == HierarchyBlocker::kNone ? 2 : size;
     const SelectionInputs in{CollectiveKind::kAllreduce, bytes / 4, 4, size, oneNode, oneNode ? std::size_t{4} << 20 : 32768,
-                             options, hierarchy, hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0};
+                             options, hierarchy, hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0,
+                             members};
     return std::string(algorithmName(chooseAlgorithm(in).algorithm));
   };
   const std::size_t limit = Options::kAcrossNodesDoublingBytes;
@@ -94,6 +98,15 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(8, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
   REQUIRE(choose(limit + 4, HierarchyBlocker::kOneRankPerNode, 2) == "ring");
   REQUIRE(choose(8, HierarchyBlocker::kUnevenNodes, 3) == "recursive_doubling");
+  // More than two in the doubling: log2(N) whole messages against the ring's 2(N-1)/N, a lower limit.
+  const std::size_t many = Options::kAcrossManyNodesDoublingBytes;
+  REQUIRE(many < limit);
+  REQUIRE(choose(many, HierarchyBlocker::kNone, 8, 4) == "recursive_doubling");
+  REQUIRE(choose(many + 4, HierarchyBlocker::kNone, 8, 4) == "hierarchical");
+  REQUIRE(choose(many, HierarchyBlocker::kOneRankPerNode, 4) == "recursive_doubling");
+  REQUIRE(choose(many + 4, HierarchyBlocker::kOneRankPerNode, 4) == "ring");
+  REQUIRE(choose(many + 4, HierarchyBlocker::kUnevenNodes, 3) == "ring");
+  REQUIRE(choose(limit, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 4) == "direct");
   REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode, 4) == "split");
   options.algorithm = Algorithm::kRecursiveDoubling;

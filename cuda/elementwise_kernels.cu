@@ -73,14 +73,6 @@ template <typename T> struct DivideFn {
   }
 };
 
-template <typename T> struct ScaleFn {
-  using E = Element<T>;
-  typename E::Compute factor;
-  __device__ __forceinline__ typename E::Storage operator()(typename E::Storage x) const {
-    return E::narrow(E::widen(x) * factor);
-  }
-};
-
 template <typename S> std::size_t workItems(const VectorSplit& split) {
   const std::size_t scalars = split.scalars(Vec16<S>::kLanes);
   return split.vectors > scalars ? split.vectors : scalars;
@@ -149,23 +141,6 @@ void divide(void* out, const void* in, std::size_t count, DataType type, int div
   dispatchElement(type, [&](auto tag) {
     using T = decltype(tag);
     launchUnary<T>(out, in, count, DivideFn<T>{divisor}, stream);
-  });
-  RINGSYNC_CHECK_CUDA(cudaGetLastError());
-}
-
-void scale(void* out, const void* in, std::size_t count, DataType type, double factor, CUstream_st* stream) {
-  if (!isFloatingPoint(type))
-    throw InvalidArgument(std::string("cuda::scale: type=") + dataTypeName(type) +
-                          " is not floating point (use cuda::divide for integers)");
-  if (count == 0) return;
-  using namespace kernels;
-  dispatchElement(type, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, Float16> ||
-                  std::is_same_v<T, BFloat16>) {
-      using C = typename Element<T>::Compute;
-      launchUnary<T>(out, in, count, ScaleFn<T>{static_cast<C>(factor)}, stream);
-    }
   });
   RINGSYNC_CHECK_CUDA(cudaGetLastError());
 }

@@ -1,4 +1,4 @@
-// Element-wise reduce, divide and scale on device memory, for every DataType (float16/bfloat16
+// Element-wise reduce and divide on device memory, for every DataType (float16/bfloat16
 // computed in float32, rounded once). Leaves of the layer tree: each launcher enqueues one kernel
 // on `stream` (nullptr: the legacy default stream) and returns; none synchronises. Accesses are
 // 16 bytes wide where the pointers allow (same address modulo 16), scalar at the edges.
@@ -21,10 +21,6 @@ void reduce(void* out, const void* a, const void* b, std::size_t count, DataType
 
 // out[i] = in[i] / divisor: integers truncate toward zero, floating point divides exactly rounded.
 void divide(void* out, const void* in, std::size_t count, DataType type, int divisor, CUstream_st* stream);
-
-// out[i] = in[i] * factor for floating-point types (float32 and half types multiply by
-// float(factor)); an integer type raises InvalidArgument (use divide()).
-void scale(void* out, const void* in, std::size_t count, DataType type, double factor, CUstream_st* stream);
 
 // Blocks to launch for `work` independent items of 256 threads each on the current device: enough
 // to fill every SM several times over, never more than the work needs (grid-stride loops do the rest).

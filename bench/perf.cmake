@@ -11,7 +11,8 @@ add_library(ringsync_perf_harness STATIC
   ${CMAKE_CURRENT_LIST_DIR}/perf_mpi.cc
   ${CMAKE_CURRENT_LIST_DIR}/perf_report.cc
   ${CMAKE_CURRENT_LIST_DIR}/perf_pattern.cc)
-target_link_libraries(ringsync_perf_harness PUBLIC ringsync ringsync_closed_form PRIVATE CLI11::CLI11 ringsync_warnings)
+target_link_libraries(ringsync_perf_harness PUBLIC ringsync ringsync_closed_form
+                      PRIVATE CLI11::CLI11 nlohmann_json::nlohmann_json ringsync_warnings)
 # The MPI baseline's float16/bfloat16 ops round with the library's own conversion (collectives/half.h).
 target_include_directories(ringsync_perf_harness PRIVATE ${PROJECT_SOURCE_DIR})
 if(RINGSYNC_WITH_CUDA)

@@ -1,9 +1,11 @@
 #include "perf_report.h"
 
+#include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 namespace ringsync::bench {
 namespace {
@@ -24,29 +26,8 @@ std::string formatBlock(const PerfMeasure& m, bool check) {
   return text;
 }
 
-std::string jsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string jsonMeasure(const PerfMeasure& m) {
-  std::ostringstream out;
-  out.precision(9);
-  out << "{\"time_us\": " << m.seconds * 1e6 << ", \"algbw\": " << m.algbw << ", \"busbw\": " << m.busbw
-      << ", \"wrong\": " << m.wrong << "}";
-  return out.str();
+nlohmann::ordered_json jsonMeasure(const PerfMeasure& m) {
+  return {{"time_us", m.seconds * 1e6}, {"algbw", m.algbw}, {"busbw", m.busbw}, {"wrong", m.wrong}};
 }
 
 double ratio(const PerfRow& row) {
@@ -115,26 +96,40 @@ std::size_t PerfReport::printFooter() const {
   return wrong;
 }
 
+// Keys in the order written; non-finite figures (a 0-second baseline) as null (nlohmann's dump()).
 void PerfReport::writeJson(const std::string& path) const {
   std::ofstream file(path);
   if (!file) throw std::runtime_error("--json " + path + ": cannot open the file for writing");
   const PerfSetup& s = setup_;
-  file << "{\n  \"tool\": " << jsonString(s.tool) << ",\n  \"collective\": " << jsonString(s.collective)
-       << ",\n  \"baseline\": " << jsonString(s.baselineName) << ",\n  \"ranks\": " << s.ranks
-       << ",\n  \"backend\": " << jsonString(s.backend) << ",\n  \"buffers\": " << jsonString(s.buffers)
-       << ",\n  \"type\": " << jsonString(s.type) << ",\n  \"op\": " << jsonString(s.op) << ",\n  \"root\": " << s.root
-       << ",\n  \"iterations\": " << s.iterations << ",\n  \"warmup\": " << s.warmup
-       << ",\n  \"settings\": " << jsonString(s.settings) << ",\n  \"environment\": " << jsonString(s.environment)
-       << ",\n  \"mpi_library\": " << jsonString(s.mpiLibrary) << ",\n  \"command\": " << jsonString(s.command)
-       << ",\n  \"rows\": [";
-  for (std::size_t i = 0; i < rows_.size(); ++i) {
-    const PerfRow& row = rows_[i];
-    file << (i ? "," : "") << "\n    {\"bytes\": " << row.bytes << ", \"count\": " << row.count
-         << ", \"out_of_place\": " << jsonMeasure(row.outOfPlace) << ", \"in_place\": " << jsonMeasure(row.inPlace);
-    if (row.baseline) file << ", \"baseline\": " << jsonMeasure(*row.baseline) << ", \"ratio\": " << ratio(row);
-    file << "}";
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const PerfRow& row : rows_) {
+    nlohmann::ordered_json entry = {{"bytes", row.bytes},
+                            {"count", row.count},
+                            {"out_of_place", jsonMeasure(row.outOfPlace)},
+                            {"in_place", jsonMeasure(row.inPlace)}};
+    if (row.baseline) {
+      entry["baseline"] = jsonMeasure(*row.baseline);
+      entry["ratio"] = ratio(row);
+    }
+    rows.push_back(std::move(entry));
   }
-  file << "\n  ]\n}\n";
+  const nlohmann::ordered_json report = {{"tool", s.tool},
+                                 {"collective", s.collective},
+                                 {"baseline", s.baselineName},
+                                 {"ranks", s.ranks},
+                                 {"backend", s.backend},
+                                 {"buffers", s.buffers},
+                                 {"type", s.type},
+                                 {"op", s.op},
+                                 {"root", s.root},
+                                 {"iterations", s.iterations},
+                                 {"warmup", s.warmup},
+                                 {"settings", s.settings},
+                                 {"environment", s.environment},
+                                 {"mpi_library", s.mpiLibrary},
+                                 {"command", s.command},
+                                 {"rows", std::move(rows)}};
+  file << report.dump(2) << "\n";
   if (!file) throw std::runtime_error("--json " + path + ": writing failed");
 }
 

@@ -19,7 +19,7 @@ while (($#)); do
 done
 
 APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev catch2 libopenblas-dev
-              libcli11-dev zlib1g-dev dataset-fashion-mnist iproute2)
+              libcli11-dev nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist iproute2)
 PIP_PACKAGES=(nanobind scikit-build-core numpy pytest matplotlib ml_dtypes mpi4py)
 ((with_torch)) && PIP_PACKAGES+=(torch)
 

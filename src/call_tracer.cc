@@ -1,5 +1,9 @@
 #include "call_tracer.h"
 
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "collectives/mpi_check.h"
 #include "ringsync/types.h"
 #include "timeline_gather.h"
@@ -93,14 +97,14 @@ void CallTracer::observe(const RoundTransport& round) noexcept {
 }
 
 std::string CallTracer::summaryJson() const {
-  std::string json = "{\"communicator\":" + std::to_string(track_) + ",\"calls\":" + std::to_string(stragglers_.calls()) +
-                     ",\"last_to_arrive\":[";
-  for (std::size_t r = 0; r < stragglers_.lastCount().size(); ++r)
-    json += (r ? "," : "") + std::to_string(stragglers_.lastCount()[r]);
-  json += "],\"waited_us\":[";
-  for (std::size_t r = 0; r < stragglers_.waitedNs().size(); ++r)
-    json += (r ? "," : "") + std::to_string(stragglers_.waitedNs()[r] / 1000);
-  return json + "],\"straggler\":" + std::to_string(stragglers_.straggler()) + "}";
+  std::vector<std::int64_t> waitedUs;
+  for (const std::int64_t ns : stragglers_.waitedNs()) waitedUs.push_back(ns / 1000);
+  const nlohmann::ordered_json summary = {{"communicator", track_},
+                                  {"calls", stragglers_.calls()},
+                                  {"last_to_arrive", stragglers_.lastCount()},
+                                  {"waited_us", waitedUs},
+                                  {"straggler", stragglers_.straggler()}};
+  return summary.dump();
 }
 
 void CallTracer::flushAfterFailure() noexcept {

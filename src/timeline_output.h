@@ -18,15 +18,12 @@ inline constexpr int kAveragerBucketTrack = 101;
 // Device rows: communicator k's device work (CUDA events) is on track kDeviceTrackBase + k.
 inline constexpr int kDeviceTrackBase = 200;
 
-// This rank's events, comma-separated (no enclosing brackets), so that parts from several ranks
-// are joined with a comma.
+// This rank's events as the text of a JSON array (what a rank sends to rank 0).
 std::string traceEvents(const Timeline& timeline);
 
-// The whole file: the parts' events and, as "otherData", what the timeline summarised.
+// The whole file: the events of every part (traceEvents' arrays, "" for a rank that sent none)
+// and, as "otherData", what the timeline summarised (its summaries are JSON objects' text).
 std::string traceFile(const std::vector<std::string>& parts, const Timeline& timeline, int ranksInFile);
-
-// `text` as a JSON string literal, quotes included.
-std::string jsonString(const std::string& text);
 
 // Writes `content` to `path` through a temporary file and a rename, so a reader never sees half a
 // file. Returns false (and leaves nothing behind) when it cannot.

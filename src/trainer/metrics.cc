@@ -2,8 +2,9 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <utility>
 
-#include "json_writer.h"
+#include <nlohmann/json.hpp>
 
 namespace ringsync::trainer {
 
@@ -18,9 +19,8 @@ std::string format(const char* pattern, ...) {
   return buffer;
 }
 
-std::string evaluationJson(const Evaluation& e) {
-  return JsonObject().add("loss", e.loss).add("accuracy", e.accuracy).add("correct", e.correct)
-      .add("samples", e.samples).str();
+nlohmann::ordered_json evaluationJson(const Evaluation& e) {
+  return {{"loss", e.loss}, {"accuracy", e.accuracy}, {"correct", e.correct}, {"samples", e.samples}};
 }
 }  // namespace
 
@@ -67,35 +67,53 @@ std::string formatSummary(const RunReport& r) {
   return text;
 }
 
+// Keys in the order written; non-finite numbers (a diverged loss) as null (nlohmann's dump()).
 std::string reportJson(const RunReport& r) {
-  std::vector<std::string> epochs;
+  nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
   for (const EpochRecord& e : r.epochRecords) {
-    JsonObject record;
-    record.add("epoch", std::uint64_t{e.epoch}).add("steps", std::uint64_t{e.steps}).add("train_loss", e.trainLoss)
-        .add("train_accuracy", e.trainAccuracy).add("samples_per_second", e.samplesPerSecond)
-        .add("comm_wait_share", e.waitShare).add("seconds", e.seconds);
-    if (e.evaluated) record.addRaw("test", evaluationJson(e.test));
-    epochs.push_back(record.str());
+    nlohmann::ordered_json record = {{"epoch", e.epoch},
+                             {"steps", e.steps},
+                             {"train_loss", e.trainLoss},
+                             {"train_accuracy", e.trainAccuracy},
+                             {"samples_per_second", e.samplesPerSecond},
+                             {"comm_wait_share", e.waitShare},
+                             {"seconds", e.seconds}};
+    if (e.evaluated) record["test"] = evaluationJson(e.test);
+    epochs.push_back(std::move(record));
   }
   const TrainerConfig& c = r.config;
-  JsonObject config;
-  config.add("epochs", std::uint64_t{c.epochs}).add("global_batch", std::uint64_t{r.globalBatch})
-      .add("per_rank_batch", std::uint64_t{c.perRankBatch}).add("max_steps", std::uint64_t{c.maxSteps})
-      .add("lr", double{c.sgd.learningRate}).add("lr_schedule", lrScheduleName(c.sgd.schedule))
-      .add("warmup_steps", std::uint64_t{c.sgd.warmupSteps}).add("momentum", double{c.sgd.momentum})
-      .add("weight_decay", double{c.sgd.weightDecay}).add("seed", std::uint64_t{c.seed})
-      .add("overlap", c.overlap).add("blas_threads", c.blasThreads);
-  JsonObject root;
-  root.add("tool", "ringsync-train").add("ranks", r.ranks).add("device", r.device).add("model", r.model)
-      .add("parameters", std::uint64_t{r.parameters}).add("data", r.data)
-      .add("train_samples", std::uint64_t{r.trainSamples}).add("test_samples", std::uint64_t{r.testSamples})
-      .add("gradient_sync", r.sync).addRaw("config", config.str())
-      .add("first_step", std::uint64_t{r.firstStep}).add("last_step", std::uint64_t{r.lastStep})
-      .addRaw("epochs", jsonArray(epochs)).addRaw("final_test", evaluationJson(r.finalTest))
-      .add("final_train_loss", r.finalTrainLoss).add("train_seconds", r.trainSeconds)
-      .add("total_seconds", r.totalSeconds).add("samples_per_second", r.samplesPerSecond)
-      .add("comm_wait_share", r.waitShare);
-  return root.str() + "\n";
+  const nlohmann::ordered_json config = {{"epochs", c.epochs},
+                                 {"global_batch", r.globalBatch},
+                                 {"per_rank_batch", c.perRankBatch},
+                                 {"max_steps", c.maxSteps},
+                                 {"lr", double{c.sgd.learningRate}},
+                                 {"lr_schedule", lrScheduleName(c.sgd.schedule)},
+                                 {"warmup_steps", c.sgd.warmupSteps},
+                                 {"momentum", double{c.sgd.momentum}},
+                                 {"weight_decay", double{c.sgd.weightDecay}},
+                                 {"seed", c.seed},
+                                 {"overlap", c.overlap},
+                                 {"blas_threads", c.blasThreads}};
+  const nlohmann::ordered_json root = {{"tool", "ringsync-train"},
+                               {"ranks", r.ranks},
+                               {"device", r.device},
+                               {"model", r.model},
+                               {"parameters", r.parameters},
+                               {"data", r.data},
+                               {"train_samples", r.trainSamples},
+                               {"test_samples", r.testSamples},
+                               {"gradient_sync", r.sync},
+                               {"config", config},
+                               {"first_step", r.firstStep},
+                               {"last_step", r.lastStep},
+                               {"epochs", std::move(epochs)},
+                               {"final_test", evaluationJson(r.finalTest)},
+                               {"final_train_loss", r.finalTrainLoss},
+                               {"train_seconds", r.trainSeconds},
+                               {"total_seconds", r.totalSeconds},
+                               {"samples_per_second", r.samplesPerSecond},
+                               {"comm_wait_share", r.waitShare}};
+  return root.dump(2) + "\n";
 }
 
 }  // namespace ringsync::trainer

@@ -9,13 +9,15 @@
 #include <numeric>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "ringsync/errors.h"
 #include "checkpoint.h"
 #include "cli.h"
 #include "compute.h"
 #include "errors.h"
 #include "idx_reader.h"
-#include "json_writer.h"
+#include "metrics.h"
 #include "model.h"
 #include "optimizer.h"
 #include "random.h"
@@ -234,13 +236,29 @@ TEST_CASE("replica checksum: any changed bit changes it", "[trainer][unit]") {
   CHECK(parameterChecksum(p.data(), p.size()) != a);
 }
 
-TEST_CASE("json: strings escaped, numbers exact, non-finite as null", "[trainer][unit]") {
-  CHECK(jsonString("a\"b\\c\nd\x01") == "\"a\\\"b\\\\c\\nd\\u0001\"");
-  CHECK(jsonNumber(0.1) == "0.1");
-  CHECK(jsonNumber(NAN) == "null");
-  CHECK(JsonObject().add("n", 3).add("x", 0.5).add("s", "t").add("b", true).str() ==
-        "{\"n\": 3, \"x\": 0.5, \"s\": \"t\", \"b\": true}");
-  CHECK(jsonArray({"1", "{}"}) == "[1, {}]");
+TEST_CASE("json report: every field, strings escaped, non-finite numbers as null", "[trainer][unit]") {
+  RunReport report;
+  report.ranks = 3;
+  report.model = "mlp \"784-128\"\n";
+  report.finalTrainLoss = NAN;
+  report.samplesPerSecond = 0.1;
+  report.finalTest = {0.5, 0.25, 2, 8};
+  EpochRecord epoch;
+  epoch.epoch = 1;
+  epoch.evaluated = true;
+  epoch.test = {1.5, 0.75, 6, 8};
+  report.epochRecords = {epoch, EpochRecord{}};
+  const nlohmann::json parsed = nlohmann::json::parse(reportJson(report));
+  CHECK(parsed.at("tool") == "ringsync-train");
+  CHECK(parsed.at("ranks") == 3);
+  CHECK(parsed.at("model") == "mlp \"784-128\"\n");
+  CHECK(parsed.at("final_train_loss").is_null());
+  CHECK(parsed.at("samples_per_second").get<double>() == 0.1);
+  CHECK(parsed.at("final_test").at("correct") == 2);
+  REQUIRE(parsed.at("epochs").size() == 2);
+  CHECK(parsed.at("epochs").at(0).at("test").at("accuracy").get<double>() == 0.75);
+  CHECK_FALSE(parsed.at("epochs").at(1).contains("test"));
+  CHECK(parsed.at("config").contains("lr_schedule"));
 }
 
 TEST_CASE("idx: a plain and a gzip file read back exactly", "[trainer][unit][data]") {

@@ -29,6 +29,7 @@ void CallSummary::add(int rank, const CallHeader& call) {
   }
   place(group);
   ++ranks;
+  if (call.arrivalNs != 0) noteArrival(rank, call.arrivalNs, call.arrivalNs, 1);
 }
 
 void CallSummary::merge(const CallSummary& other) {
@@ -37,6 +38,16 @@ void CallSummary::merge(const CallSummary& other) {
   nonFiniteMask |= other.nonFiniteMask;
   flags |= other.flags;
   ranks += other.ranks;
+  if (other.arrivalsKnown > 0) noteArrival(other.latestRank, other.latestArrivalNs, other.arrivalSumNs, other.arrivalsKnown);
+}
+
+void CallSummary::noteArrival(int rank, std::int64_t latestNs, std::int64_t sumNs, int known) {
+  if (arrivalsKnown == 0 || latestNs > latestArrivalNs || (latestNs == latestArrivalNs && rank < latestRank)) {
+    latestArrivalNs = latestNs;
+    latestRank = rank;
+  }
+  arrivalSumNs += sumNs;
+  arrivalsKnown += known;
 }
 
 // Joins the group of the same call, or takes a place of its own; groups stay ordered by their

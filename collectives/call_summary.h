@@ -33,6 +33,13 @@ struct CallSummary {
   std::uint64_t nonFiniteMask = 0;  // ranks < 64 whose input holds NaN/Inf (kFlagNonFiniteInput)
   std::uint32_t flags = 0;
   std::int32_t ranks = 0;           // how many ranks' calls are in here
+  // Who arrived last, for the straggler report and the timeline (CallHeader::arrivalNs, 0 where a
+  // rank does not measure): the latest arrival and its rank (the lowest of those tied), the sum of
+  // the arrivals known and how many are known. The others waited arrived·latest - sum in all.
+  std::int64_t latestArrivalNs = 0;
+  std::int64_t arrivalSumNs = 0;
+  std::int32_t latestRank = -1;
+  std::int32_t arrivalsKnown = 0;
 
   // Rank `rank` (of the communicator the caller reports in) made `call`.
   void add(int rank, const CallHeader& call);
@@ -41,9 +48,13 @@ struct CallSummary {
   bool disagrees() const { return groups[1].lowestRank >= 0 || (flags & kMoreCalls) != 0; }
   bool nonFinite() const { return nonFiniteMask != 0 || (flags & kNonFiniteBeyondMask) != 0; }
   const CallHeader& firstCall() const { return groups[0].call; }
+  // Every rank's arrival is in here: latestRank came last, and the others waited this long in all.
+  bool everyArrivalKnown() const { return arrivalsKnown == ranks && ranks > 0; }
+  std::int64_t waitedForLatestNs() const { return arrivalsKnown * latestArrivalNs - arrivalSumNs; }
 
  private:
   void place(const Group& group);
+  void noteArrival(int rank, std::int64_t latestNs, std::int64_t sumNs, int known);
 };
 static_assert(std::is_trivially_copyable_v<CallSummary>, "CallSummary is sent as raw bytes");
 

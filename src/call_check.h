@@ -59,6 +59,9 @@ void checkFiniteInputs(const RoundTransport& exchange);
 class ArrivalObserver {
  public:
   virtual void observe(const RoundTransport& round) noexcept = 0;
+  // The same from the summary of an algorithm without a round (recursive doubling): who came last
+  // and how long the others waited, not every rank's time.
+  virtual void observe(const CallSummary& summary) noexcept = 0;
 
  protected:
   ~ArrivalObserver() = default;
@@ -79,6 +82,7 @@ class FingerprintCheck final : public CallCheck {
       if (round.header(r).flags & kFlagNonFiniteInput) return checkFiniteInputs(round);
   }
   void afterSummary(const CallSummary& summary) const override {
+    if (arrivals_) arrivals_->observe(summary);
     if (checkCalls_ && summary.disagrees()) reportSummaryMismatch(summary);
     if (checkFinite_ && summary.nonFinite()) reportSummaryNonFinite(summary);
   }

@@ -58,6 +58,12 @@ void CallTracer::markDevice(CUstream_st* stream) {
   mark = deviceTimer_->mark(stream);
 }
 
+void CallTracer::observe(const CallSummary& summary) noexcept {
+  if (!measuring_ || summary.ranks != size_ || !summary.everyArrivalKnown()) return;
+  stragglers_.noteLast(summary.latestRank, summary.waitedForLatestNs());
+  if (open_) open_->lastRank = summary.latestRank;  // no per-rank times: arrivalCount stays 0
+}
+
 // Waits for the device marks of the calls still in the timeline (this communicator's only: each
 // owns its timer) and turns them into times.
 void CallTracer::resolveDeviceTimes() noexcept {

@@ -48,6 +48,7 @@ class CallTracer final : public ArrivalObserver {
   }
 
   void observe(const RoundTransport& round) noexcept override;
+  void observe(const CallSummary& summary) noexcept override;
 
   // A failure aborted the communicator: what was recorded so far goes to this rank's own file now
   // (PATH.rank<r>), in case the process does not get to end normally. Never throws.

@@ -22,10 +22,16 @@ class StragglerStats {
       if (arrivalNs[r] > arrivalNs[last]) last = r;
     std::int64_t waited = 0;
     for (int r = 0; r < size; ++r) waited += arrivalNs[last] - arrivalNs[r];
-    ++lastCount_[static_cast<std::size_t>(last)];
-    waitedNs_[static_cast<std::size_t>(last)] += waited;
-    ++calls_;
+    noteLast(last, waited);
     return last;
+  }
+
+  // The same from a summary (recursive doubling): the rank that came last and what the others
+  // waited for it in all.
+  void noteLast(int last, std::int64_t waitedNs) {
+    ++lastCount_[static_cast<std::size_t>(last)];
+    waitedNs_[static_cast<std::size_t>(last)] += waitedNs;
+    ++calls_;
   }
 
   std::uint64_t calls() const { return calls_; }

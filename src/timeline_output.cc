@@ -42,11 +42,12 @@ Json callArgs(const Timeline& timeline, const CallRecord& call) {
   args["algorithm"] = call.algorithm;
   args["memory"] = call.onDevice ? "device" : "host";
   if (call.failed || call.endNs == 0) args["failed"] = true;
+  // Known from a round (every rank's time) or from recursive doubling's summary (the last only).
+  if (call.lastRank >= 0) args["last_to_arrive"] = call.lastRank;
   if (const std::int64_t* arrivals = timeline.arrivalsOf(&call)) {
     // Each rank's arrival after the first one's: the last rank's is how long the first waited.
     std::int64_t first = arrivals[0];
     for (int r = 1; r < call.arrivalCount; ++r) first = arrivals[r] < first ? arrivals[r] : first;
-    args["last_to_arrive"] = call.lastRank;
     Json after = Json::array();
     for (int r = 0; r < call.arrivalCount; ++r) after.push_back(micros(arrivals[r] - first));
     args["arrival_us"] = std::move(after);

@@ -60,6 +60,28 @@ TEST_CASE("call summary: the same verdict whatever order the ranks are merged in
   REQUIRE(!(forward.flags & CallSummary::kMoreCalls));
 }
 
+TEST_CASE("call summary: who arrived last, whatever the merge order", "[units][recursive_doubling]") {
+  std::vector<CallHeader> calls(6, allreduceCall(64));
+  const std::int64_t arrivals[] = {100, 400, 250, 400, 90, 300};  // ranks 1 and 3 tie: the lower is last
+  for (std::size_t r = 0; r < calls.size(); ++r) calls[r].arrivalNs = arrivals[r];
+  CallSummary a = of({0, 1}, calls), b = of({2, 3}, calls), c = of({4, 5}, calls);
+  CallSummary forward = a;
+  forward.merge(b);
+  forward.merge(c);
+  CallSummary backward = c;
+  backward.merge(b);
+  backward.merge(a);
+  for (const CallSummary& s : {forward, backward, of({5, 3, 1, 4, 0, 2}, calls)}) {
+    REQUIRE(s.everyArrivalKnown());
+    REQUIRE(s.latestRank == 1);
+    REQUIRE(s.latestArrivalNs == 400);
+    REQUIRE(s.waitedForLatestNs() == 6 * 400 - (100 + 400 + 250 + 400 + 90 + 300));
+  }
+  calls[4].arrivalNs = 0;  // a rank that does not measure: no verdict
+  REQUIRE(!of({0, 1, 2, 3, 4, 5}, calls).everyArrivalKnown());
+  REQUIRE(!CallSummary{}.everyArrivalKnown());
+}
+
 TEST_CASE("call summary: agreement, and more calls than it can list", "[units][recursive_doubling]") {
   std::vector<CallHeader> calls(4, allreduceCall(5));
   calls[1].arrivalNs = 123;  // per-rank observations are not part of the call

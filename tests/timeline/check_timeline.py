@@ -127,9 +127,14 @@ def main():
         check_report(sys.argv[4], ranks)
     elif mode == "calls":
         check_calls_mode(load(path), path, ranks)
-    elif mode == "straggler":
+    elif mode in ("straggler", "straggler_doubling"):
         trace = load(path)
         check_process_names(trace, range(ranks))
+        if mode == "straggler_doubling":  # no round: the last rank known, not every rank's time
+            for rank in range(ranks):
+                for call in calls_of(trace, rank):
+                    if call["args"]["algorithm"] != "recursive_doubling" or "arrival_us" in call["args"]:
+                        fail(f"rank {rank}: {call['args']}, expected recursive_doubling without arrival_us")
         check_straggler(trace, ranks, sys.argv[4])
     elif mode == "mismatch":  # every rank's part reached rank 0; call 2 failed on every rank
         trace = load(path)

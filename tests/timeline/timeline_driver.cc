@@ -3,6 +3,8 @@
 //   timeline_driver calls      allreduce 8 B (direct), 64 KiB (split), 16 MiB (ring), broadcast,
 //                              allgather, barrier, then 2 averager steps of 3 gradients
 //   timeline_driver straggler  the last rank sleeps 30 ms before each of 8 barriers
+//   timeline_driver straggler_doubling  the same before 8 all-reduces forced through recursive
+//                              doubling (no round: who came last rides on its call summary)
 //   timeline_driver mismatch   call 2 has another count on rank 1: MismatchError, exit 3
 //   timeline_driver skip       rank 1 skips call 2: rank 0 times out (aborted), exit 4
 // Every rank writes what lastPlacement() said of each call to <timeline>.expected.<rank>, one
@@ -62,7 +64,9 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "calls";
   int status = 0;
   {
-    Communicator comm(MPI_COMM_WORLD);
+    Options options = Options::fromEnvironment();
+    if (mode == "straggler_doubling") options.algorithm = Algorithm::kRecursiveDoubling;
+    Communicator comm(MPI_COMM_WORLD, options);
     const std::string path = comm.options().timelinePath;
     // Without a timeline (the RINGSYNC_LOG=info report test) the notes are not wanted.
     const std::string notes = path.empty() ? "/dev/null" : path + ".expected." + std::to_string(comm.rank());
@@ -77,6 +81,13 @@ int main(int argc, char** argv) {
           if (comm.rank() == comm.size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
           comm.barrier();
           expected.note("barrier", comm);
+        }
+      } else if (mode == "straggler_doubling") {
+        std::vector<float> data(16, 1.0f);
+        for (int i = 0; i < 8; ++i) {
+          if (comm.rank() == comm.size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+          comm.allreduce(data.data(), data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+          expected.note("allreduce", comm);
         }
       } else if (mode == "mismatch" || mode == "skip") {
         std::vector<float> data(64, 1.0f);

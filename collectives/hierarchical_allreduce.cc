@@ -29,10 +29,10 @@ std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
 
 // The cross-node ring sends each chunk of a piece as one message: the pieces already pipeline,
 // and over TCP every further message costs (Open MPI sends one above its eager limit by
-// rendezvous, whose reply waits behind the bulk data queued the other way). Measured, 2 hosts x
-// 2 ranks, 16 MiB, 5 interleaved launches (bench/RESULTS.md section 13): 256 KiB segments 0.33
-// GB/s busbw at a 2 Gbit/s cap and 0.95 GB/s uncapped; one message per chunk (512 KiB) 0.35 and
-// 1.21 GB/s; 1-2 MiB messages unchanged.
+// rendezvous, whose reply waits behind the bulk data queued the other way). Measured against
+// 256 KiB segments, 2 hosts x 2 ranks, 5 interleaved launches (bench/RESULTS.md section 13):
+// uncapped 0.97 -> 1.31 GB/s busbw at 2 MiB, 1.06 -> 1.13 at 16 MiB; at a 2 Gbit/s cap within the
+// launches' spread (16 MiB 0.33 -> 0.34; 72.1 against 75.7 ms in a second run).
 // (A piece's shard has at most ceil(piece / L) elements and a ring chunk of it at most
 // ceil(shard / nodes): within one element of piece / (L · nodes) each time.)
 RingConfig crossNodeRing(RingConfig ring, const NodeHierarchy& h, std::size_t pieceElements,

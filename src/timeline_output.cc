@@ -122,23 +122,36 @@ std::string traceEvents(const Timeline& timeline) {
   return events.dump();
 }
 
+// The parts are already JSON arrays (traceEvents' dump()): their elements are joined as text. Parsing
+// them back into one tree at rank 0 cost 13x the time and 3x the memory of the whole run's output
+// at 8 ranks with full rings (6.5 s, 1.7 GB), and grows with the ranks.
 std::string traceFile(const std::vector<std::string>& parts, const Timeline& timeline, int ranksInFile) {
-  Json events = Json::array();
-  for (const std::string& part : parts) {
-    if (part.empty()) continue;
-    for (Json& e : Json::parse(part)) events.push_back(std::move(e));
-  }
   Json stragglers = Json::array();
   for (const std::string& summary : timeline.summaries()) stragglers.push_back(Json::parse(summary));
-  const Json file = {{"traceEvents", std::move(events)},
-                     {"displayTimeUnit", "ms"},
+  const Json rest = {{"displayTimeUnit", "ms"},
                      {"otherData",
                       {{"ranks", timeline.size()},
                        {"ranks_in_file", ranksInFile},
                        {"dropped_calls", timeline.droppedCalls()},
                        {"dropped_averager_events", timeline.droppedSpans()},
                        {"stragglers", std::move(stragglers)}}}};
-  return file.dump() + "\n";
+  const std::string members = rest.dump();  // "{...}": its members follow the events
+  std::size_t size = members.size() + 32;
+  for (const std::string& part : parts) size += part.size();
+  std::string file;
+  file.reserve(size);
+  file += "{\"traceEvents\":[";
+  bool first = true;
+  for (const std::string& part : parts) {
+    if (part.size() <= 2) continue;  // "" (a rank that sent none) or "[]"
+    if (!first) file += ',';
+    file.append(part, 1, part.size() - 2);  // the elements, without the brackets
+    first = false;
+  }
+  file += "],";
+  file.append(members, 1, std::string::npos);
+  file += '\n';
+  return file;
 }
 
 bool writeFileAtomically(const std::string& path, const std::string& content) {

@@ -105,3 +105,20 @@ TEST_CASE("one rank's trace is a complete file with its events") {
   std::remove(path.c_str());
   CHECK_FALSE(writeFileAtomically("/nonexistent-folder/trace.json", file));
 }
+
+// traceFile joins the ranks' arrays as text (no parse at rank 0): the result must still be one
+// valid array, whatever parts are empty, and keep escaped strings as they were.
+TEST_CASE("the ranks' parts are joined into one array of events") {
+  Timeline timeline("/unused", 0, 3, 0);
+  auto names = [&](const std::vector<std::string>& parts) {
+    const nlohmann::json trace = nlohmann::json::parse(traceFile(parts, timeline, 3));
+    std::vector<std::string> found;
+    for (const nlohmann::json& e : trace.at("traceEvents")) found.push_back(e.at("name"));
+    return found;
+  };
+  const std::string quoted = nlohmann::json::array({{{"name", "q\"\\\n\x01"}}}).dump();
+  CHECK(names({R"([{"name":"a"}])", "", "[]", R"([{"name":"b"},{"name":"c"}])", quoted}) ==
+        std::vector<std::string>{"a", "b", "c", "q\"\\\n\x01"});
+  CHECK(names({"", "[]"}).empty());
+  CHECK(names({}).empty());
+}

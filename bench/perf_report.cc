@@ -97,6 +97,8 @@ std::size_t PerfReport::printFooter() const {
 }
 
 // Keys in the order written; non-finite figures (a 0-second baseline) as null (nlohmann's dump()).
+// The command line and environment are the user's: bytes that are not UTF-8 are written as U+FFFD
+// rather than losing the measurements to an exception (dump() throws on them by default).
 void PerfReport::writeJson(const std::string& path) const {
   std::ofstream file(path);
   if (!file) throw std::runtime_error("--json " + path + ": cannot open the file for writing");
@@ -129,7 +131,7 @@ void PerfReport::writeJson(const std::string& path) const {
                                  {"mpi_library", s.mpiLibrary},
                                  {"command", s.command},
                                  {"rows", std::move(rows)}};
-  file << report.dump(2) << "\n";
+  file << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   if (!file) throw std::runtime_error("--json " + path + ": writing failed");
 }
 

@@ -68,6 +68,8 @@ std::string formatSummary(const RunReport& r) {
 }
 
 // Keys in the order written; non-finite numbers (a diverged loss) as null (nlohmann's dump()).
+// The data path and device name come from outside: bytes that are not UTF-8 are written as U+FFFD
+// rather than failing the run at its end (dump() throws on them by default).
 std::string reportJson(const RunReport& r) {
   nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
   for (const EpochRecord& e : r.epochRecords) {
@@ -113,7 +115,7 @@ std::string reportJson(const RunReport& r) {
                                {"total_seconds", r.totalSeconds},
                                {"samples_per_second", r.samplesPerSecond},
                                {"comm_wait_share", r.waitShare}};
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace ringsync::trainer

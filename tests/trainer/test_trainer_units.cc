@@ -240,7 +240,9 @@ TEST_CASE("json report: every field, strings escaped, non-finite numbers as null
   RunReport report;
   report.ranks = 3;
   report.model = "mlp \"784-128\"\n";
+  report.data = "dir\x01\t\\caf\xc3\xa9/latin\xe9";  // a control byte, UTF-8, then a byte that is not UTF-8
   report.finalTrainLoss = NAN;
+  report.totalSeconds = INFINITY;
   report.samplesPerSecond = 0.1;
   report.finalTest = {0.5, 0.25, 2, 8};
   EpochRecord epoch;
@@ -252,7 +254,9 @@ TEST_CASE("json report: every field, strings escaped, non-finite numbers as null
   CHECK(parsed.at("tool") == "ringsync-train");
   CHECK(parsed.at("ranks") == 3);
   CHECK(parsed.at("model") == "mlp \"784-128\"\n");
+  CHECK(parsed.at("data") == "dir\x01\t\\caf\xc3\xa9/latin\xef\xbf\xbd");  // the stray byte as U+FFFD
   CHECK(parsed.at("final_train_loss").is_null());
+  CHECK(parsed.at("total_seconds").is_null());
   CHECK(parsed.at("samples_per_second").get<double>() == 0.1);
   CHECK(parsed.at("final_test").at("correct") == 2);
   REQUIRE(parsed.at("epochs").size() == 2);

@@ -9,6 +9,7 @@ losses before one step, which is what DDP's averaged gradient computes.
 """
 
 import copy
+import threading
 
 import pytest
 import torch
@@ -110,3 +111,80 @@ def test_a_model_with_an_unused_parameter(gloo):
     check(trained, gloo_trained, alone, gloo)
     assert torch.equal(trained.unused.weight, start.unused.weight), "the unused parameter must not move"
     assert not torch.equal(trained.used.weight, start.used.weight)
+
+
+class HoldBackward(torch.autograd.Function):
+    """Identity; its backward waits (up to `timeout` s) until `released` is set, without using the CPU."""
+
+    @staticmethod
+    def forward(ctx, x, released, timeout, waited):
+        ctx.released, ctx.timeout, ctx.waited = released, timeout, waited
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.waited.append(ctx.released.wait(ctx.timeout))
+        return grad, None, None, None
+
+
+def test_buckets_are_all_reduced_while_backward_is_still_running(gloo):
+    """The overlap DDP relies on: a bucket's all-reduce completes before backward reaches the layers
+    in front of it.
+
+    Backward is held in front of the last two layers until the all-reduce of the bucket holding the
+    last layer (DDP's bucket 0) has completed. A backend whose work progressed only when DDP waits
+    for it at the end of backward would hold here until the timeout (the test then fails, and
+    backward goes on so that nothing hangs). The hook is DDP's default all-reduce plus a marker.
+    """
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    rank = dist.get_rank()
+    torch.manual_seed(7)
+    first, middle, last = nn.Linear(16, 64), nn.Linear(64, 64), nn.Linear(64, 4)
+    released, waited, completed = threading.Event(), [], []
+
+    class Held(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first, self.middle, self.last = first, middle, last
+
+        def forward(self, x):
+            h = HoldBackward.apply(torch.relu(self.first(x)), released, 30.0, waited)
+            return self.last(torch.relu(self.middle(h)))
+
+    def marking_hook(group, bucket):
+        # Every parameter of the bucket and the bucket's index, once its all-reduce has completed.
+        index, params = bucket.index(), [id(p) for p in bucket.parameters()]
+
+        def done(fut):
+            completed.append((index, params))
+            if id(last.weight) in params:
+                released.set()
+            return fut.value()
+
+        return default_hooks.allreduce_hook(group, bucket).then(done)
+
+    # A 2 KB cap: each parameter its own bucket, so the last layer's all-reduce can start early.
+    ddp = DDP(Held(), bucket_cap_mb=0.002)
+    ddp.register_comm_hook(None, marking_hook)
+    x, y = torch.full((SHARD, 16), float(rank + 1)), torch.zeros(SHARD, 4)
+    # DDP's first backward runs as one bucket (it learns the order gradients arrive in, then
+    # rebuilds its buckets): a first step, not held, then the held one.
+    released.set()
+    nn.functional.mse_loss(ddp(x), y).backward()
+    assert len(completed) == 1, f"expected one bucket in DDP's first backward, got {len(completed)}"
+    released.clear()
+    waited.clear()
+    completed.clear()
+    ddp.zero_grad()
+    nn.functional.mse_loss(ddp(x), y).backward()
+    assert waited == [True], ("backward was held 30 s and the all-reduce of the last layer's bucket did "
+                              f"not complete meanwhile (completed buckets: {[i for i, _ in completed]})")
+    # The first layer's gradient was all-reduced after backward was released: after the last layer's.
+    order = [params for _, params in completed]
+    in_last = next(k for k, params in enumerate(order) if id(last.weight) in params)
+    in_first = next(k for k, params in enumerate(order) if id(first.weight) in params)
+    assert in_last < in_first, "the first layer's bucket completed before the last layer's"
+    # And the gradients are the average over ranks, the same on every rank.
+    for p in ddp.parameters():
+        assert same_on_every_rank(p.grad, gloo), "a gradient differs between ranks"

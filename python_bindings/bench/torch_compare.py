@@ -8,7 +8,9 @@
     repetitions; algbw = S/t, busbw = algbw * 2(n-1)/n (nccl-tests); ratio = gloo time / ringsync.
 (2) DDP training steps (SGD, MSE loss) per second x global batch = samples/s on each backend,
     for a communication-heavy model (wide MLP, small batch: the all-reduce is most of a step on
-    gloo) and a compute-heavier one (same layers, large batch). The same rank runs both backends
+    gloo), a compute-heavier one (same layers, large batch), and one whose backward is mostly
+    device-like: each layer's backward also holds for a few ms without using the CPU (as a GPU's
+    backward leaves the CPU free), with one DDP bucket per layer. The same rank runs both backends
     alternately, so both see the same machine load.
 (3) Overlap on "ringsync": the DDP step against a step with no communication and the synchronous
     all-reduce of all its gradients: hidden = (compute + all-reduce - step) / all-reduce, the
@@ -16,6 +18,9 @@
     without DDP (DDP's own bucket copies then count against the overlap), and DDP with a comm hook
     that communicates nothing (the same buckets and copies; only the all-reduce is missing).
 Rank 0 prints the tables; --json writes them, and --combine prints the medians over launches.
+
+Across hosts (bench/multihost_run.sh -- python3 python_bindings/bench/torch_compare.py ...), the
+rendezvous store is on rank 0's host address; on one host on 127.0.0.1.
 """
 
 import argparse
@@ -23,6 +28,7 @@ import json
 import socket
 import statistics
 import time
+import zlib
 
 import numpy as np
 import torch
@@ -34,8 +40,11 @@ import ringsync
 import ringsync.torch  # noqa: F401 - registers backend "ringsync"
 
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-# (name, hidden width, layers, samples per rank)
-MODELS = [("comm-heavy MLP 1024x4, batch 8/rank", 1024, 4, 8), ("compute-heavier MLP 1024x4, batch 256/rank", 1024, 4, 256)]
+# (name, hidden width, layers, samples per rank, ms each layer's backward holds without the CPU,
+#  DDP bucket cap in MB: None for DDP's default)
+MODELS = [("comm-heavy MLP 1024x4, batch 8/rank", 1024, 4, 8, 0, None),
+          ("compute-heavier MLP 1024x4, batch 256/rank", 1024, 4, 256, 0, None),
+          ("device-like backward: MLP 1024x4, batch 8/rank, 3 ms hold per layer, 4 MB buckets", 1024, 4, 8, 3, 4)]
 
 
 def size_text(nbytes):
@@ -51,14 +60,29 @@ def slowest(seconds, world):
     return float(t[0])
 
 
+def store_address(world):
+    """127.0.0.1 when every rank runs on one host, else rank 0's host address (IPv4)."""
+    name = np.array([zlib.crc32(socket.gethostname().encode())], dtype=np.int64)
+    low, high = name.copy(), name.copy()
+    world.allreduce(low, op="min")
+    world.allreduce(high, op="max")
+    address = np.zeros(4, dtype=np.int64)
+    if world.rank == 0:
+        host = "127.0.0.1" if low[0] == high[0] else socket.gethostbyname(socket.gethostname())
+        address[:] = [int(part) for part in host.split(".")]
+    world.broadcast(address, root=0)
+    return ".".join(str(int(part)) for part in address)
+
+
 def init(world):
+    host = store_address(world)
     port = np.array([0], dtype=np.int64)
     if world.rank == 0:
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
+            s.bind((host, 0))
             port[0] = s.getsockname()[1]
     world.broadcast(port, root=0)
-    dist.init_process_group("ringsync", init_method=f"tcp://127.0.0.1:{int(port[0])}", rank=world.rank,
+    dist.init_process_group("ringsync", init_method=f"tcp://{host}:{int(port[0])}", rank=world.rank,
                             world_size=world.size)
     return {"gloo": dist.new_group(backend="gloo"), "ringsync": dist.group.WORLD}
 
@@ -91,11 +115,34 @@ def allreduce_sweep(groups, world, quick):
     return rows
 
 
-def mlp(width, layers):
+class HoldInBackward(torch.autograd.Function):
+    """Identity whose backward sleeps: device time during which the CPU is free (a GPU's backward)."""
+
+    @staticmethod
+    def forward(ctx, x, seconds):
+        ctx.seconds = seconds
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        time.sleep(ctx.seconds)
+        return grad, None
+
+
+class Hold(nn.Module):
+    def __init__(self, ms):
+        super().__init__()
+        self.seconds = ms / 1e3
+
+    def forward(self, x):
+        return HoldInBackward.apply(x, self.seconds)
+
+
+def mlp(width, layers, hold_ms=0):
     torch.manual_seed(0)
     parts = []
     for _ in range(layers):
-        parts += [nn.Linear(width, width), nn.ReLU()]
+        parts += [nn.Linear(width, width)] + ([Hold(hold_ms)] if hold_ms else []) + [nn.ReLU()]
     return nn.Sequential(*parts[:-1])
 
 
@@ -122,9 +169,11 @@ def ddp_compare(groups, world, quick):
     n = world.size
     rows = []
     torch.set_num_threads(1)  # one core per rank (2 ranks on 2 cores), the same for both backends
-    for name, width, layers, batch in MODELS:
+    for name, width, layers, batch, hold_ms, bucket_mb in MODELS:
         x, y = torch.randn(batch, width), torch.randn(batch, width)
-        models = {backend: DDP(mlp(width, layers), process_group=group) for backend, group in groups.items()}
+        ddp_args = {} if bucket_mb is None else {"bucket_cap_mb": bucket_mb}
+        models = {backend: DDP(mlp(width, layers, hold_ms), process_group=group, **ddp_args)
+                  for backend, group in groups.items()}
         steps = 4 if quick else 10
         per = {backend: [] for backend in groups}
         for backend, model in models.items():
@@ -140,8 +189,8 @@ def ddp_compare(groups, world, quick):
             row[backend] = {"step_ms": t * 1e3, "samples_per_s": batch * n / t}
         row["ratio"] = row["ringsync"]["samples_per_s"] / row["gloo"]["samples_per_s"]
         # (3) the overlap on ringsync: no-communication step, and the all-reduce of all gradients.
-        alone = statistics.median(step_time(mlp(width, layers), x, y, steps))
-        silent = DDP(mlp(width, layers), process_group=groups["ringsync"])
+        alone = statistics.median(step_time(mlp(width, layers, hold_ms), x, y, steps))
+        silent = DDP(mlp(width, layers, hold_ms), process_group=groups["ringsync"], **ddp_args)
         silent.register_comm_hook(None, _no_communication)
         step_time(silent, x, y, 2)  # warm-up
         ddp_alone = statistics.median(step_time(silent, x, y, steps))

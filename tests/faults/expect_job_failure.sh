@@ -37,7 +37,8 @@ total=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
 awk -v e="$elapsed" -v l="$limit" 'BEGIN { exit !(e <= l) }' ||
   fail "the job ended ${elapsed} s after the fault, more than ${limit} s"
 # The exit status counts as part of the output: Open MPI's own report of an abort is itself flaky
-# here (show_help sometimes fails with "Data unpack would read past end of buffer").
-how=$( { cat "$log"; echo "exit status $rc"; } | grep -E -m 3 "$pattern" | tr -s ' \n' ' ')
+# here (show_help sometimes fails with "Data unpack would read past end of buffer"). -a: Open MPI 5
+# writes NUL bytes into its abort report, and grep would only say "binary file matches".
+how=$( { cat "$log"; echo "exit status $rc"; } | grep -a -E -m 3 "$pattern" | tr -s ' \n' ' ')
 [[ -n $how ]] || fail "the output does not say how it ended (expected /$pattern/)"
 echo "[faults] $name: job ended with exit status $rc, ${elapsed} s after the fault (${total} s in all): $how"

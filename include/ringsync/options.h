@@ -13,12 +13,15 @@ enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveD
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
-  // RINGSYNC_RING_SEGMENT_BYTES: pipelining unit of the host ring and of broadcast. Measured
-  // (allreduce_perf, np=2, 512 KiB-32 MiB): 64 KiB-1 MiB segments at depth 2-8 all land within
-  // the machine's noise (+-10%); 256 KiB keeps a segment and the one being reduced in L2.
-  std::size_t ringSegmentBytes = 256 * 1024;
-  // RINGSYNC_RING_DEPTH: segments in flight per direction (at least 2).
-  int ringDepth = 4;
+  // RINGSYNC_RING_SEGMENT_BYTES and RINGSYNC_RING_DEPTH: the pipelining unit of the host ring and
+  // of broadcast, and how many segments are in flight per direction (at least 2). On one node
+  // 64 KiB-1 MiB at depth 2-8 all land within the noise (+-10%; allreduce_perf, np=2, 512 KiB-32
+  // MiB). Across nodes over TCP what counts is the bytes in flight per connection: 1 MiB of it
+  // keeps a rate-limited link's queue short (2 MiB lost 25-35% at a 2 Gbit/s cap), and in as few
+  // messages as that allows, each above Open MPI's eager limit paying a rendezvous (512 KiB x 2:
+  // +8-16% busbw uncapped against 256 KiB x 4). bench/RESULTS.md 13, "Flat-ring segment size".
+  std::size_t ringSegmentBytes = 512 * 1024;
+  int ringDepth = 2;
   // RINGSYNC_SMALL_BYTES: the largest message that may take the direct exchange (every rank's
   // data reaches every peer in one round, latency 1·α instead of 2(n-1)·α). Capped at
   // kMaxSmallBytes. When all ranks share a node the round goes through shared memory and peers
@@ -126,7 +129,7 @@ struct Options {
   // InvalidArgument naming the variable.
   static Options fromEnvironment();
 
-  // "RINGSYNC_RING_SEGMENT_BYTES=262144 RINGSYNC_ALGO=auto ..." (for bench headers and logs).
+  // "RINGSYNC_RING_SEGMENT_BYTES=524288 RINGSYNC_ALGO=auto ..." (for bench headers and logs).
   std::string describe() const;
 
   // Raises InvalidArgument naming the field when a value is out of range.

@@ -55,7 +55,7 @@ void registerOptions(nb::module_& m) {
       .def_rw("first_bucket_bytes", &Options::firstBucketBytes, "RINGSYNC_FIRST_BUCKET_BYTES")
       .def_rw("timeline_path", &Options::timelinePath, "RINGSYNC_TIMELINE ('': off)")
       .def("validate", &Options::validate, "Raise InvalidArgument naming the first field out of range.")
-      .def("describe", &Options::describe, "'RINGSYNC_RING_SEGMENT_BYTES=262144 RINGSYNC_ALGO=auto ...'")
+      .def("describe", &Options::describe, "'RINGSYNC_RING_SEGMENT_BYTES=524288 RINGSYNC_ALGO=auto ...'")
       .def("__repr__", [](const Options& o) { return "ringsync.Options(" + o.describe() + ")"; });
 }
 

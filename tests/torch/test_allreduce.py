@@ -6,12 +6,14 @@ import torch
 import torch.distributed as dist
 
 from closed_form import expected, inputs, interesting_counts
+import ringsync
 from torch_dtypes import DTYPES, OPS, ids, to_numpy, to_torch
 
 
 def counts(itemsize):
     n = dist.get_world_size()
-    return interesting_counts(n, 262144, itemsize)
+    # The group's communicator has the default options (the test passes none).
+    return interesting_counts(n, ringsync.Options().ring_segment_bytes, itemsize)
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -18,8 +18,10 @@ struct Options {
   // 64 KiB-1 MiB at depth 2-8 all land within the noise (+-10%; allreduce_perf, np=2, 512 KiB-32
   // MiB). Across nodes over TCP what counts is the bytes in flight per connection: 1 MiB of it
   // keeps a rate-limited link's queue short (2 MiB lost 25-35% at a 2 Gbit/s cap), and in as few
-  // messages as that allows, each above Open MPI's eager limit paying a rendezvous (512 KiB x 2:
-  // +8-16% busbw uncapped against 256 KiB x 4). bench/RESULTS.md 13, "Flat-ring segment size".
+  // messages as that allows, each above Open MPI's eager limit paying a rendezvous. 512 KiB x 2
+  // against 256 KiB x 4, 2 simulated hosts x 1: level at the cap, uncapped 2.3x at 1 MiB (a chunk
+  // is one segment) and 7-11% behind at 4-64 MiB. bench/RESULTS.md 13, "Flat-ring segment size"
+  // and "The simulated hosts shared one core".
   std::size_t ringSegmentBytes = 512 * 1024;
   int ringDepth = 2;
   // RINGSYNC_SMALL_BYTES: the largest message that may take the direct exchange (every rank's

@@ -68,7 +68,7 @@ use_bundle() {
   # NCCL: the toolkit's, or the one PyTorch's wheels bring (nvidia-nccl-*: lib/libnccl.so.2 only).
   if [[ -z ${NCCL_HOME:-} && ! -e $(dirname "$(command -v nvcc 2>/dev/null || echo /x/x)")/../include/nccl.h ]]; then
     local nccl
-    nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])" 2>/dev/null) &&
+    nccl=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null) &&
       [[ -e $nccl/include/nccl.h ]] && export NCCL_HOME=$nccl
   fi
   echo "gpu_verify: bundle unpacked in $DEPS; mpicxx: $(command -v mpicxx); NCCL_HOME: ${NCCL_HOME:-the toolkit}"

@@ -27,21 +27,6 @@ std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
   return std::max<std::size_t>(1, piece);
 }
 
-// The cross-node ring sends each chunk of a piece as one message: the pieces already pipeline,
-// and over TCP every further message costs (Open MPI sends one above its eager limit by
-// rendezvous, whose reply waits behind the bulk data queued the other way). Measured against
-// 256 KiB segments, 2 hosts x 2 ranks, 5 interleaved launches (bench/RESULTS.md section 13):
-// uncapped 0.97 -> 1.31 GB/s busbw at 2 MiB, 1.06 -> 1.13 at 16 MiB; at a 2 Gbit/s cap within the
-// launches' spread (16 MiB 0.33 -> 0.34; 72.1 against 75.7 ms in a second run).
-// (A piece's shard has at most ceil(piece / L) elements and a ring chunk of it at most
-// ceil(shard / nodes): within one element of piece / (L · nodes) each time.)
-RingConfig crossNodeRing(RingConfig ring, const NodeHierarchy& h, std::size_t pieceElements,
-                         std::size_t elementBytes) {
-  const std::size_t shards = static_cast<std::size_t>(h.localSize) * static_cast<std::size_t>(h.nodes);
-  ring.segmentBytes = std::max(ring.segmentBytes, (pieceElements / shards + 2) * elementBytes);
-  return ring;
-}
-
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
@@ -81,7 +66,7 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   AlgorithmContext node{h.nodeComm,   h.localRank,    h.localSize,      *h.nodeRounds, h.nodeScratch,
                         context.ring, context.header, context.deadline, checked};
   AlgorithmContext cross{h.crossComm,     h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
-                         crossNodeRing(context.ring, h, pieceLimit, elementBytes),
+                         context.ring,  // the across-node segments (options.h), as the hierarchy was built with
                          context.header, context.deadline, checked};
   auto reduceScatterInNode = [&](const AllreduceArgs& piece) {
     names.use(h.nodeGlobalRanks);

@@ -18,7 +18,9 @@
 // Pipelined in pieces of up to 2 MiB (and what a node round carries): piece p's cross-node ring
 // runs while the node all-gathers piece p-1 and reduce-scatters piece p+1, so the network is not
 // idle during the shared-memory phases (2 hosts x 2 ranks at 2 Gbit/s, 16 MiB: 0.30 -> 0.34 GB/s
-// busbw). Each chunk of a piece crosses the network as one message (crossNodeRing).
+// busbw). The ring among the nodes sends segments that fit Open MPI's eager limit
+// (Options::ringSegmentBytesAcrossNodes): none waits for a rendezvous reply queued behind the
+// bulk data coming the other way.
 #pragma once
 
 #include "algorithms.h"

@@ -96,6 +96,7 @@ void reportSummaryNonFinite(const CallSummary& summary) {
 SettingsRecord settingsRecord(const Options& options) {
   SettingsRecord record;
   record.ringSegmentBytes = options.ringSegmentBytes;
+  record.ringSegmentBytesAcrossNodes = options.ringSegmentBytesAcrossNodes;
   record.smallBytes = options.smallBytes;
   record.algorithm = static_cast<std::int32_t>(options.algorithm);
   record.checkCalls = options.checkCalls ? 1 : 0;
@@ -135,6 +136,8 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
   auto number = [](std::uint64_t value) { return std::to_string(value); };
   const std::string differences[] = {
       describeDifference("RINGSYNC_RING_SEGMENT_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.ringSegmentBytes); }),
+      describeDifference("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", ranks,
+                         [&](const SettingsRecord& s) { return number(s.ringSegmentBytesAcrossNodes); }),
       describeDifference("RINGSYNC_SMALL_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.smallBytes); }),
       describeDifference("RINGSYNC_ALGO", ranks,
                          [](const SettingsRecord& s) { return std::string(algorithmName(static_cast<Algorithm>(s.algorithm))); }),

@@ -19,6 +19,7 @@ namespace ringsync::detail {
 // Communicator compares them once, when it is built. (Timeouts and log levels may differ.)
 struct SettingsRecord {
   std::uint64_t ringSegmentBytes = 0;
+  std::uint64_t ringSegmentBytesAcrossNodes = 0;
   std::uint64_t smallBytes = 0;
   std::int32_t algorithm = 0;
   std::int32_t checkCalls = 0;

@@ -33,10 +33,15 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   RINGSYNC_CHECK_MPI(MPI_Query_thread(&threadLevel_));
 
   logger_ = detail::Logger(options_.logLevel, rank_);
-  ring_ = {options_.ringSegmentBytes, options_.ringDepth};
   // Collective: every rank finds the same layout (the node communicator is kept or freed there).
-  hierarchy_ = detail::NodeHierarchy::build(comm_, node, detail::roundCapacity(localSize_, options_), ring_,
+  // The ring among the nodes always crosses them: it takes the across-node pipelining (options.h).
+  const detail::RingConfig acrossNodes{options_.ringSegmentBytesAcrossNodes, options_.ringDepthAcrossNodes};
+  hierarchy_ = detail::NodeHierarchy::build(comm_, node, detail::roundCapacity(localSize_, options_), acrossNodes,
                                             &hierarchyBlocker_);
+  // The flat ring and the chain broadcast too, as soon as one of their edges crosses a node.
+  ring_ = hierarchyBlocker_ == detail::HierarchyBlocker::kOneNode
+              ? detail::RingConfig{options_.ringSegmentBytes, options_.ringDepth}
+              : acrossNodes;
   if (rank_ == 0 && logger_.enabled(LogLevel::kDebug))
     logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
   if (size_ > 1) ringScratch_.reserve(static_cast<std::size_t>(ring_.depth) * ring_.segmentBytes);

@@ -102,6 +102,10 @@ Options Options::fromEnvironment() {
   Options options;
   if (const char* v = readVariable("RINGSYNC_RING_SEGMENT_BYTES")) options.ringSegmentBytes = parseBytes("RINGSYNC_RING_SEGMENT_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
+  if (const char* v = readVariable("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES"))
+    options.ringSegmentBytesAcrossNodes = parseBytes("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", v);
+  if (const char* v = readVariable("RINGSYNC_RING_DEPTH_ACROSS_NODES"))
+    options.ringDepthAcrossNodes = parseInt("RINGSYNC_RING_DEPTH_ACROSS_NODES", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
     options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical or recursive_doubling");
@@ -130,6 +134,12 @@ void Options::validate() const {
     fail("ringSegmentBytes (RINGSYNC_RING_SEGMENT_BYTES)", "must be between 64 and 1 GiB, got " + std::to_string(ringSegmentBytes));
   if (ringDepth < 2 || ringDepth > 64)
     fail("ringDepth (RINGSYNC_RING_DEPTH)", "must be between 2 and 64, got " + std::to_string(ringDepth));
+  if (ringSegmentBytesAcrossNodes < 64 || ringSegmentBytesAcrossNodes > (std::size_t{1} << 30))
+    fail("ringSegmentBytesAcrossNodes (RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES)",
+         "must be between 64 and 1 GiB, got " + std::to_string(ringSegmentBytesAcrossNodes));
+  if (ringDepthAcrossNodes < 2 || ringDepthAcrossNodes > 64)
+    fail("ringDepthAcrossNodes (RINGSYNC_RING_DEPTH_ACROSS_NODES)",
+         "must be between 2 and 64, got " + std::to_string(ringDepthAcrossNodes));
   if (smallBytes > kMaxSmallBytes)
     fail("smallBytes (RINGSYNC_SMALL_BYTES)", "must be at most " + std::to_string(kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
   if (!(timeoutSeconds >= 0) || !(stallWarnSeconds >= 0))
@@ -141,6 +151,8 @@ void Options::validate() const {
 std::string Options::describe() const {
   std::ostringstream out;
   out << "RINGSYNC_RING_SEGMENT_BYTES=" << ringSegmentBytes << " RINGSYNC_RING_DEPTH=" << ringDepth
+      << " RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=" << ringSegmentBytesAcrossNodes
+      << " RINGSYNC_RING_DEPTH_ACROSS_NODES=" << ringDepthAcrossNodes
       << " RINGSYNC_SMALL_BYTES=" << smallBytes << " RINGSYNC_ALGO=" << algorithmName(algorithm)
       << " RINGSYNC_BACKEND=" << backendName(backend) << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds
       << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0)

@@ -14,16 +14,24 @@ enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collect
 
 struct Options {
   // RINGSYNC_RING_SEGMENT_BYTES and RINGSYNC_RING_DEPTH: the pipelining unit of the host ring and
-  // of broadcast, and how many segments are in flight per direction (at least 2). On one node
-  // 64 KiB-1 MiB at depth 2-8 all land within the noise (+-10%; allreduce_perf, np=2, 512 KiB-32
-  // MiB). Across nodes over TCP what counts is the bytes in flight per connection: 1 MiB of it
-  // keeps a rate-limited link's queue short (2 MiB lost 25-35% at a 2 Gbit/s cap), and in as few
-  // messages as that allows, each above Open MPI's eager limit paying a rendezvous. 512 KiB x 2
-  // against 256 KiB x 4, 2 simulated hosts x 1: level at the cap, uncapped 2.3x at 1 MiB (a chunk
-  // is one segment) and 7-11% behind at 4-64 MiB. bench/RESULTS.md 13, "Flat-ring segment size"
-  // and "The simulated hosts shared one core".
+  // of the chain broadcast when every rank is on one node, and how many segments are in flight per
+  // direction (at least 2). There 64 KiB-1 MiB at depth 2-8 all land within the noise (+-10%;
+  // allreduce_perf, np=2, 512 KiB-32 MiB).
   std::size_t ringSegmentBytes = 512 * 1024;
   int ringDepth = 2;
+  // RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES and RINGSYNC_RING_DEPTH_ACROSS_NODES: the same for a
+  // communicator whose ranks span several nodes (the flat ring, the chain broadcast, and the ring
+  // among the nodes of the hierarchical algorithms). Over TCP every message above Open MPI's
+  // eager limit (btl_tcp_eager_limit, 64 KiB with its headers) is a rendezvous: the receiver's
+  // go-ahead travels back behind the bulk data queued the other way, and the link idles meanwhile.
+  // Segments that fit the limit never wait for it, and 16 of them in flight (1 MiB per direction)
+  // keep a link busy without a long queue. Measured on 2 simulated hosts (bench/multihost_ab.sh,
+  // 3 interleaved launches; bench/RESULTS.md section 13, "Segments that fit the eager limit"):
+  // 2 x 2 at a 2 Gbit/s cap 1.43x the link rate from 1 MiB in every launch (one message per chunk
+  // before: 1.32-1.48x, launch to launch); uncapped 1.09-1.27x faster at 256 KiB-16 MiB; 2 x 1
+  // (the flat ring) at the cap 1.04-1.09x faster from 1 MiB, uncapped level or faster.
+  std::size_t ringSegmentBytesAcrossNodes = 63 * 1024;
+  int ringDepthAcrossNodes = 16;
   // RINGSYNC_SMALL_BYTES: the largest message that may take the direct exchange (every rank's
   // data reaches every peer in one round, latency 1·α instead of 2(n-1)·α). Capped at
   // kMaxSmallBytes. When all ranks share a node the round goes through shared memory and peers

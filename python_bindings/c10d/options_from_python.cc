@@ -23,6 +23,8 @@ Options optionsFromPython(py::handle o) {
   Options options;
   options.ringSegmentBytes = o.attr("ring_segment_bytes").cast<std::size_t>();
   options.ringDepth = o.attr("ring_depth").cast<int>();
+  options.ringSegmentBytesAcrossNodes = o.attr("ring_segment_bytes_across_nodes").cast<std::size_t>();
+  options.ringDepthAcrossNodes = o.attr("ring_depth_across_nodes").cast<int>();
   options.smallBytes = o.attr("small_bytes").cast<std::size_t>();
   options.algorithm = choice(o, "algorithm", kAllAlgorithms, algorithmName);
   options.backend = choice(o, "backend", kAllBackends, backendName);

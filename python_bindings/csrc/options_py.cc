@@ -32,6 +32,9 @@ void registerOptions(nb::module_& m) {
                   "The defaults overridden by the RINGSYNC_* variables that are set.")
       .def_rw("ring_segment_bytes", &Options::ringSegmentBytes, "RINGSYNC_RING_SEGMENT_BYTES")
       .def_rw("ring_depth", &Options::ringDepth, "RINGSYNC_RING_DEPTH")
+      .def_rw("ring_segment_bytes_across_nodes", &Options::ringSegmentBytesAcrossNodes,
+              "RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES")
+      .def_rw("ring_depth_across_nodes", &Options::ringDepthAcrossNodes, "RINGSYNC_RING_DEPTH_ACROSS_NODES")
       .def_rw("small_bytes", &Options::smallBytes, "RINGSYNC_SMALL_BYTES")
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },

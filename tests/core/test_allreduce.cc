@@ -84,6 +84,7 @@ void sweep(const Options& options, const std::vector<std::size_t>& extraCounts, 
 TEST_CASE("allreduce: automatic algorithm, every type, op and count", "[allreduce]") {
   Options options;
   options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;  // the same cut when the ranks span hosts (tests/netns)
   sweep(options, {}, false);
 }
 
@@ -91,7 +92,9 @@ TEST_CASE("allreduce: ring forced, small and large counts", "[allreduce][ring]")
   Options options;
   options.algorithm = Algorithm::kRing;
   options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;  // the same cut when the ranks span hosts (tests/netns)
   options.ringDepth = 2;  // the minimum pipeline depth must work too
+  options.ringDepthAcrossNodes = 2;
   sweep(options, {}, false);
 }
 
@@ -108,6 +111,7 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   Options options;
   options.algorithm = Algorithm::kRecursiveDoubling;
   options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;  // the same cut when the ranks span hosts (tests/netns)
   sweep(options, {4093, 100003}, false);
   Communicator comm(MPI_COMM_WORLD, options);
   const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);

@@ -84,6 +84,12 @@ TEST_CASE("arguments: malformed environment variables name the variable", "[argu
   setenv("RINGSYNC_RING_SEGMENT_BYTES", "16", 1);
   CHECK_THROWS_WITH(Options::fromEnvironment(), Contains("ringSegmentBytes"));
   unsetenv("RINGSYNC_RING_SEGMENT_BYTES");
+  setenv("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", "32", 1);
+  CHECK_THROWS_WITH(Options::fromEnvironment(), Contains("ringSegmentBytesAcrossNodes"));
+  unsetenv("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES");
+  setenv("RINGSYNC_RING_DEPTH_ACROSS_NODES", "1", 1);
+  CHECK_THROWS_WITH(Options::fromEnvironment(), Contains("RINGSYNC_RING_DEPTH_ACROSS_NODES"));
+  unsetenv("RINGSYNC_RING_DEPTH_ACROSS_NODES");
   setenv("RINGSYNC_ALGO", "butterfly", 1);
   CHECK_THROWS_WITH(Options::fromEnvironment(), Contains("RINGSYNC_ALGO"));
   unsetenv("RINGSYNC_ALGO");
@@ -92,9 +98,15 @@ TEST_CASE("arguments: malformed environment variables name the variable", "[argu
   unsetenv("RINGSYNC_TIMEOUT_SECONDS");
   setenv("RINGSYNC_RING_SEGMENT_BYTES", "512K", 1);
   setenv("RINGSYNC_CHECK", "0", 1);
+  setenv("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", "32K", 1);
+  setenv("RINGSYNC_RING_DEPTH_ACROSS_NODES", "8", 1);
   const Options options = Options::fromEnvironment();
   CHECK(options.ringSegmentBytes == 512 * 1024);
   CHECK_FALSE(options.checkCalls);
+  CHECK(options.ringSegmentBytesAcrossNodes == 32 * 1024);
+  CHECK(options.ringDepthAcrossNodes == 8);
+  unsetenv("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES");
+  unsetenv("RINGSYNC_RING_DEPTH_ACROSS_NODES");
   unsetenv("RINGSYNC_RING_SEGMENT_BYTES");
   unsetenv("RINGSYNC_CHECK");
 }

@@ -119,6 +119,8 @@ TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not c
   };
   const Variant variants[] = {
       {"segment size", "RINGSYNC_RING_SEGMENT_BYTES=65536 on rank", [](Options& o) { o.ringSegmentBytes = 64 * 1024; }, kLarge},
+      {"segment size across nodes", "RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=32768 on rank",
+       [](Options& o) { o.ringSegmentBytesAcrossNodes = 32 * 1024; }, kLarge},
       {"small-message threshold", "RINGSYNC_SMALL_BYTES=1024 on rank", [](Options& o) { o.smallBytes = 1024; }, 1000},  // 4000 B: direct vs ring
       {"algorithm", "RINGSYNC_ALGO=direct on rank", [](Options& o) { o.algorithm = Algorithm::kDirect; }, 1000},
       {"call checks", "RINGSYNC_CHECK=0 on rank", [](Options& o) { o.checkCalls = false; }, kSmall},

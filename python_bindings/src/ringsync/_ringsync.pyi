@@ -22,6 +22,8 @@ class BackendError(Error): ...
 class Options:
     ring_segment_bytes: int
     ring_depth: int
+    ring_segment_bytes_across_nodes: int
+    ring_depth_across_nodes: int
     small_bytes: int
     algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling'
     backend: str  # 'auto' | 'ring' | 'nccl' | 'staged'

@@ -38,10 +38,11 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   const detail::RingConfig acrossNodes{options_.ringSegmentBytesAcrossNodes, options_.ringDepthAcrossNodes};
   hierarchy_ = detail::NodeHierarchy::build(comm_, node, detail::roundCapacity(localSize_, options_), acrossNodes,
                                             &hierarchyBlocker_);
-  // The flat ring and the chain broadcast too, as soon as one of their edges crosses a node.
-  ring_ = hierarchyBlocker_ == detail::HierarchyBlocker::kOneNode
-              ? detail::RingConfig{options_.ringSegmentBytes, options_.ringDepth}
-              : acrossNodes;
+  // The flat ring too, as soon as one of its edges crosses a node. Not the chain broadcast: its
+  // data flows one way, so a rendezvous reply never queues behind bulk data, and uncapped the
+  // smaller segments cost it 7-13% at 16-64 MiB (bench/RESULTS.md section 13).
+  chain_ = detail::RingConfig{options_.ringSegmentBytes, options_.ringDepth};
+  ring_ = hierarchyBlocker_ == detail::HierarchyBlocker::kOneNode ? chain_ : acrossNodes;
   if (rank_ == 0 && logger_.enabled(LogLevel::kDebug))
     logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
   if (size_ > 1) ringScratch_.reserve(static_cast<std::size_t>(ring_.depth) * ring_.segmentBytes);
@@ -157,7 +158,9 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
-  return {comm_, rank_, size_, *rounds_, ringScratch_, ring_, header, deadline, check_, hierarchy_.get(), &doublingBuffers_};
+  const bool broadcast = header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kBroadcast);
+  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,     broadcast ? chain_ : ring_,
+          header, deadline, check_, hierarchy_.get(), &doublingBuffers_};
 }
 
 detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,

@@ -120,7 +120,8 @@ class Communicator::Impl {
   bool aborted_ = false;
   bool ownAveragerStep_ = false;  // this (averager-owned) communicator's averager has a device step in flight
   std::string abortReason_;
-  detail::RingConfig ring_{};
+  detail::RingConfig ring_{};   // the all-reduce ring's pipelining (across nodes: Options::*AcrossNodes)
+  detail::RingConfig chain_{};  // the chain broadcast's (Options::ringSegmentBytes/ringDepth everywhere)
   detail::ScratchBuffer ringScratch_;
   detail::DoublingBuffers doublingBuffers_;  // recursive doubling's messages (grown on first use)
   detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one

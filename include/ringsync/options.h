@@ -13,15 +13,16 @@ enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveD
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
-  // RINGSYNC_RING_SEGMENT_BYTES and RINGSYNC_RING_DEPTH: the pipelining unit of the host ring and
-  // of the chain broadcast when every rank is on one node, and how many segments are in flight per
-  // direction (at least 2). There 64 KiB-1 MiB at depth 2-8 all land within the noise (+-10%;
-  // allreduce_perf, np=2, 512 KiB-32 MiB).
+  // RINGSYNC_RING_SEGMENT_BYTES and RINGSYNC_RING_DEPTH: the pipelining unit of the chain
+  // broadcast, and of the host ring when every rank is on one node, and how many segments are in
+  // flight per direction (at least 2). On one node 64 KiB-1 MiB at depth 2-8 all land within the
+  // noise (+-10%; allreduce_perf, np=2, 512 KiB-32 MiB).
   std::size_t ringSegmentBytes = 512 * 1024;
   int ringDepth = 2;
-  // RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES and RINGSYNC_RING_DEPTH_ACROSS_NODES: the same for a
-  // communicator whose ranks span several nodes (the flat ring, the chain broadcast, and the ring
-  // among the nodes of the hierarchical algorithms). Over TCP every message above Open MPI's
+  // RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES and RINGSYNC_RING_DEPTH_ACROSS_NODES: the same for
+  // the all-reduce of a communicator whose ranks span several nodes (the flat ring, and the ring
+  // among the nodes of the hierarchical all-reduce; the chain broadcast keeps the settings above,
+  // its data flowing one way). Over TCP every message above Open MPI's
   // eager limit (btl_tcp_eager_limit, 64 KiB with its headers) is a rendezvous: the receiver's
   // go-ahead travels back behind the bulk data queued the other way, and the link idles meanwhile.
   // Segments that fit the limit never wait for it, and 16 of them in flight (1 MiB per direction)

@@ -12,7 +12,6 @@ using ringsync::test::TypedBuffer;
 TEST_CASE("broadcast: every root, type and count", "[broadcast]") {
   Options options;
   options.ringSegmentBytes = 4096;
-  options.ringSegmentBytesAcrossNodes = 4096;  // the same cut when the ranks span hosts (tests/netns)
   Communicator comm(MPI_COMM_WORLD, options);
   for (DataType type : kAllDataTypes) {
     for (std::size_t count : test::interestingCounts(comm.size(), type, options.ringSegmentBytes)) {

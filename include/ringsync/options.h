@@ -26,11 +26,12 @@ struct Options {
   // eager limit (btl_tcp_eager_limit, 64 KiB with its headers) is a rendezvous: the receiver's
   // go-ahead travels back behind the bulk data queued the other way, and the link idles meanwhile.
   // Segments that fit the limit never wait for it, and 16 of them in flight (1 MiB per direction)
-  // keep a link busy without a long queue. Measured on 2 simulated hosts (bench/multihost_ab.sh,
-  // 3 interleaved launches; bench/RESULTS.md section 13, "Segments that fit the eager limit"):
-  // 2 x 2 at a 2 Gbit/s cap 1.43x the link rate from 1 MiB in every launch (one message per chunk
-  // before: 1.32-1.48x, launch to launch); uncapped 1.09-1.27x faster at 256 KiB-16 MiB; 2 x 1
-  // (the flat ring) at the cap 1.04-1.09x faster from 1 MiB, uncapped level or faster.
+  // keep a link busy without a long queue. Measured on 2 simulated hosts against the previous rule
+  // (bench/multihost_ab.sh, 3 interleaved launches; bench/RESULTS.md section 13, "Segments that fit
+  // the eager limit"): 2 x 2 at a 2 Gbit/s cap 1.43-1.44x the link rate from 2 MiB in every launch
+  // (1.33-1.40x before; 4 MiB 17.5 against 20.2 ms), uncapped 1.50x faster at 1 MiB, 1.19x at 4 MiB,
+  // level at 16-64 MiB; 2 x 1 (the flat ring) at the cap 1.05-1.09x faster from 1 MiB, uncapped
+  // level but 1.52x at 4 MiB. 32 KiB segments were as good at the cap, 128 KiB ones worse.
   std::size_t ringSegmentBytesAcrossNodes = 63 * 1024;
   int ringDepthAcrossNodes = 16;
   // RINGSYNC_SMALL_BYTES: the largest message that may take the direct exchange (every rank's

@@ -10,6 +10,40 @@
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
+namespace {
+
+// Messages of [prefix | payload] up to kPartBytes go as one, longer ones in parts of kPartBytes
+// (the first with the prefix), the last part shorter, empty when the length is a multiple:
+// [kPartBytes][kPartBytes]...[< kPartBytes]. The receiver knows the end when a part is short, so
+// the format needs no length field and a short message is exactly what it always was.
+std::size_t partsOf(std::size_t messageBytes) {
+  return messageBytes < RecursiveDoubling::kPartBytes ? 1 : messageBytes / RecursiveDoubling::kPartBytes + 1;
+}
+
+// What receiving a message of messageBytes takes: every part is received into a whole part's room.
+std::size_t receiveRoom(std::size_t messageBytes) {
+  return messageBytes < RecursiveDoubling::kPartBytes ? messageBytes : partsOf(messageBytes) * RecursiveDoubling::kPartBytes;
+}
+
+// Once the first part of a message is taken, its other parts must be taken too, whatever happens
+// meanwhile: they carry no header, and one left behind would be read as a later call's part.
+// So the watch for a peer on another algorithm (which ends a wait by throwing) rests until then;
+// only the deadline (the communicator is aborted then) or an MPI error can end it early.
+class WatchPaused {
+ public:
+  explicit WatchPaused(Deadline& deadline) : deadline_(deadline), watcher_(deadline.watcher()) {
+    deadline_.watchWhileIdle(nullptr);
+  }
+  ~WatchPaused() { deadline_.watchWhileIdle(watcher_); }
+  WatchPaused(const WatchPaused&) = delete;
+  WatchPaused& operator=(const WatchPaused&) = delete;
+
+ private:
+  Deadline& deadline_;
+  IdleWatcher* watcher_;
+};
+
+}  // namespace
 
 RecursiveDoubling::RecursiveDoubling(const DoublingGroup& group, DoublingBuffers& buffers, std::size_t payloadBytes)
     : group_(group), buffers_(buffers), payloadBytes_(payloadBytes) {
@@ -41,20 +75,30 @@ void RecursiveDoubling::run(const CallHeader& mine, CallSummary& summary, std::s
 }
 
 void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine combine, Deadline& deadline) {
-  RequestGroup requests(group_.comm, 1);
+  // Every part at once: each fits Open MPI's eager limit, so none waits for a rendezvous reply
+  // (which, over a busy link, queues behind the bulk data coming the other way).
+  const std::size_t messageBytes = kPrefixBytes + payloadBytes_, parts = send ? partsOf(messageBytes) : 0;
+  RequestGroup requests(group_.comm, std::max<std::size_t>(parts, 1));
   std::byte* message = buffers_.message.data();
   if (send) {
     std::memcpy(message, &mine_, sizeof mine_);
     std::memcpy(message + sizeof mine_, summary_, sizeof *summary_);
-    requests.send(0, message, kPrefixBytes + payloadBytes_, partner, kTagRecursiveDoubling);
+    for (std::size_t i = 0; i < parts; ++i) {
+      const std::size_t begin = i * kPartBytes, bytes = std::min(kPartBytes, messageBytes - begin);
+      requests.send(i, message + begin, bytes, partner, i == 0 ? kTagRecursiveDoubling : kTagRecursiveDoublingPart);
+    }
   }
   try {
     if (receive) receiveFrom(partner, deadline);
-    requests.wait(0, deadline);  // the payload is combined in place below
+    requests.waitAll(deadline);  // the payload is combined in place below
   } catch (...) {
-    // Abandoned with the send in flight (a peer in another call never receives it, or a timeout):
+    // Abandoned with a send in flight (a peer in another call never receives it, or a timeout):
     // MPI may read the message when a later receive matches it, so it must keep this call's header.
-    if (!requests.test(0)) buffers_.message.abandon();
+    for (std::size_t i = 0; i < parts; ++i)
+      if (!requests.test(i)) {
+        buffers_.message.abandon();
+        break;
+      }
     throw;
   }
   if (!receive) return;
@@ -82,7 +126,7 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
 }
 
 // Probed first, so that the buffer fits whatever the partner sent (a peer in another call may send
-// more than this call expects); a message an abandoned call left behind is dropped.
+// more than this call expects); a message an abandoned call left behind is dropped, its parts too.
 void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
   for (;;) {
     int found = 0;
@@ -94,10 +138,12 @@ void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
       continue;
     }
     deadline.progressed();
+    // From here on the whole message is taken, its later parts too (WatchPaused).
+    const WatchPaused paused(deadline);
     int bytes = 0;
     RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
     ScratchBuffer& incoming = buffers_.incoming;
-    incoming.reserve(std::max<std::size_t>(static_cast<std::size_t>(bytes), kPrefixBytes));
+    incoming.reserve(std::max({static_cast<std::size_t>(bytes), kPrefixBytes, receiveRoom(kPrefixBytes + payloadBytes_)}));
     MPI_Request request = MPI_REQUEST_NULL;
     RINGSYNC_CHECK_MPI(MPI_Imrecv(incoming.data(), bytes, MPI_BYTE, &message, &request));
     try {
@@ -114,15 +160,44 @@ void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
       throw;
     }
     deadline.progressed();
-    if (static_cast<std::size_t>(bytes) < kPrefixBytes)
+    const std::size_t messageBytes = receiveParts(partner, static_cast<std::size_t>(bytes), deadline);
+    if (messageBytes < kPrefixBytes)
       throw MismatchError(describeCall(mine_) + ": rank " + std::to_string(nameOf(partner)) + " sent a " +
                           std::to_string(bytes) + "-byte message, shorter than a recursive-doubling header");
     CallHeader theirs;
     std::memcpy(&theirs, incoming.data(), sizeof theirs);
     if (theirs.sequence < mine_.sequence) continue;  // left behind by an abandoned earlier call
     std::memcpy(&received_, incoming.data() + sizeof theirs, sizeof received_);
-    receivedPayloadBytes_ = static_cast<std::size_t>(bytes) - kPrefixBytes;
+    receivedPayloadBytes_ = messageBytes - kPrefixBytes;
     return;
+  }
+}
+
+// After a first part of firstBytes: takes the message's other parts, into `incoming` behind it
+// while there is room (receiveRoom of this call's own message: a partner in another call may send
+// more, received into `spare` and dropped; the length tells the caller). Returns the whole length.
+std::size_t RecursiveDoubling::receiveParts(int partner, std::size_t firstBytes, Deadline& deadline) {
+  std::size_t total = firstBytes;
+  if (firstBytes < kPartBytes) return total;
+  ScratchBuffer& incoming = buffers_.incoming;
+  RequestGroup requests(group_.comm, 1);
+  for (;;) {
+    const bool fits = total + kPartBytes <= incoming.size();
+    if (!fits) buffers_.spare.reserve(kPartBytes);
+    requests.recv(0, fits ? incoming.data() + total : buffers_.spare.data(), kPartBytes, partner,
+                  kTagRecursiveDoublingPart);
+    try {
+      requests.wait(0, deadline);
+    } catch (...) {
+      // The receive may still complete into this memory: leave it to MPI.
+      incoming.abandon();
+      buffers_.spare.abandon();
+      throw;
+    }
+    deadline.progressed();
+    const std::size_t bytes = requests.receivedBytes(0);
+    total += bytes;
+    if (bytes < kPartBytes) return total;
   }
 }
 

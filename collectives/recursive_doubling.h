@@ -9,7 +9,9 @@
 // contribution to member i, which folds it in (op(mine, its)); the p members double; member i
 // sends the result back to p+i at the end. Every member holds bit-identical results.
 //
-// Every message is [CallHeader | CallSummary | payload]: the summary (call_summary.h) is merged
+// Every message is [CallHeader | CallSummary | payload], sent in parts of at most kPartBytes
+// (Open MPI's eager limit over TCP), the first probed, the rest taken with it whatever happens.
+// The summary (call_summary.h) is merged
 // at every step, so at the end every member holds the calls of every member; the caller checks
 // it. A message from an earlier call (left behind when that call was abandoned for a mismatch) is
 // recognised by its sequence number and dropped. Messages are probed before they are received,
@@ -35,6 +37,7 @@ namespace ringsync::detail {
 struct DoublingBuffers {
   ScratchBuffer message;
   ScratchBuffer incoming;
+  ScratchBuffer spare;  // where the parts of a message longer than this call's go (then dropped)
 };
 
 struct DoublingGroup {
@@ -47,6 +50,10 @@ struct DoublingGroup {
 class RecursiveDoubling {
  public:
   static constexpr std::size_t kPrefixBytes = sizeof(CallHeader) + sizeof(CallSummary);
+  // The longest message sent whole; longer ones go in parts of this size (recursive_doubling.cc).
+  // Open MPI's TCP path sends up to btl_tcp_eager_limit (64 KiB with its own headers) at once and
+  // anything longer by rendezvous, whose reply waits behind the data queued the other way.
+  static constexpr std::size_t kPartBytes = 63 * 1024;
 
   RecursiveDoubling(const DoublingGroup& group, DoublingBuffers& buffers, std::size_t payloadBytes);
   // Where the caller writes this member's contribution (payloadBytes), and finds the result.
@@ -62,6 +69,7 @@ class RecursiveDoubling {
   enum class Combine { kNone, kMineFirst, kTheirsFirst, kTake };
   void exchange(int partner, bool send, bool receive, Combine combine, Deadline& deadline);
   void receiveFrom(int partner, Deadline& deadline);
+  std::size_t receiveParts(int partner, std::size_t firstBytes, Deadline& deadline);
   int nameOf(int member) const;
 
   DoublingGroup group_;

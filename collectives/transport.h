@@ -22,7 +22,14 @@
 namespace ringsync::detail {
 
 // Message tags, one per kind of traffic, so a header never matches a data message.
-enum Tag : int { kTagHeader = 11, kTagRing = 12, kTagBroadcast = 13, kTagAllgather = 14, kTagRecursiveDoubling = 15 };
+enum Tag : int {
+  kTagHeader = 11,
+  kTagRing = 12,
+  kTagBroadcast = 13,
+  kTagAllgather = 14,
+  kTagRecursiveDoubling = 15,
+  kTagRecursiveDoublingPart = 16,  // the parts after the first of a long recursive-doubling message
+};
 
 // Looked at now and then while a wait makes no progress, for a sign that the wait is futile (a
 // peer that took another algorithm for this call, recursive_doubling_allreduce.h); may throw to
@@ -70,6 +77,7 @@ class Deadline {
   void namePeersAs(const std::vector<int>* globalRanks) { peerNames_ = globalRanks; }
   // Every kClockEvery idle polls of the waits on peers, `watcher->poll()` (null: none).
   void watchWhileIdle(IdleWatcher* watcher) { watcher_ = watcher; }
+  IdleWatcher* watcher() const { return watcher_; }
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds

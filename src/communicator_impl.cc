@@ -78,6 +78,7 @@ Communicator::Impl::~Impl() {
     ringScratch_.abandon();
     doublingBuffers_.message.abandon();
     doublingBuffers_.incoming.abandon();
+    doublingBuffers_.spare.abandon();
     rounds_.release();
     if (hierarchy_) hierarchy_->abandon();
   }

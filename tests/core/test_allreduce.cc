@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "closed_form.h"
+#include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
@@ -117,6 +118,30 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);
   REQUIRE(test::allRanks(outcome.wrong == 0));
   REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
+}
+
+TEST_CASE("allreduce: recursive doubling, messages at the edges of its parts", "[allreduce][recursive_doubling]") {
+  // A message of [prefix | payload] longer than kPartBytes goes in parts, the last one shorter,
+  // empty when the length is a whole number of parts: the lengths around 1 and 2 parts, per type.
+  using detail::RecursiveDoubling;
+  Options options;
+  options.algorithm = Algorithm::kRecursiveDoubling;
+  Communicator comm(MPI_COMM_WORLD, options);
+  for (DataType type : kAllDataTypes) {
+    const std::size_t size = dataTypeSize(type);
+    for (std::size_t parts : {1, 2}) {
+      const std::size_t whole = (parts * RecursiveDoubling::kPartBytes - RecursiveDoubling::kPrefixBytes) / size;
+      for (std::size_t count : {whole - 1, whole, whole + 1}) {
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+          const Outcome outcome = runOne(comm, type, op, count, false);
+          INFO(test::describe(type, op, count, false) << ": rank " << comm.rank() << " has " << outcome.wrong
+               << " wrong, first at " << outcome.firstWrong);
+          REQUIRE(test::allRanks(outcome.wrong == 0));
+          REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning several segments", "[allreduce]") {

@@ -114,7 +114,9 @@ struct Options {
   // 2.99 ms), behind from 1 MiB (5.06 against 4.40 ms; 6.73 against 4.78 ms), where the others'
   // pipelining keeps the link busy (bench/RESULTS.md section 13). With 2 nodes both send the same
   // bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times the ring's, so the
-  // crossover there is lower: kAcrossManyNodesDoublingBytes.
+  // crossover there is lower: kAcrossManyNodesDoublingBytes. Re-checked once recursive doubling
+  // sent its messages in eager-sized parts (2 x 2 uncapped 678 against 767 us at 512 KiB, 1526
+  // against 1473 at 1 MiB; bench/RESULTS.md section 13, "Recursive doubling in eager-sized parts").
   static constexpr std::size_t kAcrossNodesDoublingBytes = 512 * 1024;
   // The same limit when more than two take part in the doubling (nodes, or every rank where the
   // nodes hold one rank each or different numbers). Measured on 4 simulated hosts at 2 Gbit/s,

@@ -18,7 +18,7 @@ TEST_CASE("staged: all-reduce of device buffers, every type, op and count", "[gp
   Options options;
   options.backend = BackendChoice::kStaged;
   options.ringSegmentBytes = 4096;  // several segments per chunk at modest counts
-  options.ringSegmentBytesAcrossNodes = 4096;  // the same cut when the ranks span hosts (tests/netns)
+  options.ringSegmentBytesAcrossNodes = 4096;  // the same cut should the ranks span nodes
   Communicator comm(MPI_COMM_WORLD, options);
   const auto n = static_cast<std::size_t>(comm.size());
   cuda::Stream stream;

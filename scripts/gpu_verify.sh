@@ -6,7 +6,7 @@
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
 #   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
-#           nocontext
+#           nocontext torch-cuda
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
@@ -264,12 +264,28 @@ stage_nocontext() {
   return $rc
 }
 
+# ringsync.torch on CUDA tensors (tests/torch/test_cuda.py) at 1 and 2 ranks, on the CUDA build of
+# the Python package that the `test` stage made (python_install_cuda; it holds the c10d backend
+# when torch imports, as it does on the lent machine). No test that needs a GPU may skip (the one
+# for builds without CUDA does).
+stage_torch_cuda() {
+  local site=$BUILD/python-site-cuda rc=0 ranks
+  [[ -d $site/ringsync ]] || { echo "no CUDA build of the Python package in $site: run the 'test' stage first"; return 1; }
+  for ranks in 1 2; do
+    PYTHONPATH=$site RINGSYNC_TIMEOUT_SECONDS=30 MPIEXEC_TIMEOUT=150 mpirun -np $ranks python3 -m pytest -q --color=no -rs \
+      -p no:cacheprovider "$ROOT/tests/torch/test_cuda.py" 2>&1 | tee "$OUT/torch-cuda-np$ranks.txt"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+    grep -q "no CUDA device" "$OUT/torch-cuda-np$ranks.txt" && { echo "a torch CUDA test skipped at $ranks ranks"; rc=1; }
+  done
+  return $rc
+}
+
 stages=("$@")
 ((${#stages[@]})) || stages=(all)
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda) ;;
     perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
     *) expanded+=("$stage") ;;
   esac
@@ -296,6 +312,7 @@ for stage in "${expanded[@]}"; do
     fusion) run_stage fusion stage_fusion ;;
     train) run_stage train stage_train ;;
     nocontext) run_stage nocontext stage_nocontext ;;
+    torch-cuda) run_stage torch-cuda stage_torch_cuda ;;
     *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
   esac
 done

@@ -13,7 +13,8 @@
 # BUILD (build folder, default ./build-gpu-verify, kept between calls while the machine is warm),
 # DEPS (where the bundle is unpacked, default /tmp/ringsync-deps), JOBS, CTEST_JOBS, MAX_BYTES
 # (sweep top, default 1G), FUSION_ARGS, TRAIN_ARGS (extra arguments), TEST_CPU=0 (the `test` stage
-# runs the gpu-labelled tests only; CI runs the rest on CPU machines).
+# runs the gpu-labelled tests only; CI runs the rest on CPU machines), SANITIZE_TIMEOUT (seconds per
+# compute-sanitizer tool, default 290).
 #
 # The lent machine has no MPI and none of ringsync's Debian packages, and reaches no registry:
 # run scripts/gpu_bundle.sh --with-data here first, and name .gpu-bundle in every call's carry
@@ -163,7 +164,7 @@ stage_sanitize() {
   local rc=0 tool
   for tool in memcheck racecheck; do
     echo "-- $tool"
-    RINGSYNC_GPU_TEST_SMALL=1 MPIEXEC_TIMEOUT=280 timeout 290 mpirun -np 1 "$sanitizer" --tool $tool --error-exitcode 7 \
+    RINGSYNC_GPU_TEST_SMALL=1 MPIEXEC_TIMEOUT=$((${SANITIZE_TIMEOUT:-290} - 10)) timeout ${SANITIZE_TIMEOUT:-290} mpirun -np 1 "$sanitizer" --tool $tool --error-exitcode 7 \
       "$BUILD/bin/test_gpu_kernels" 2>&1 | tee "$OUT/sanitize-$tool.txt" | tail -n 8
     [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
     grep -q "SKIPPED" "$OUT/sanitize-$tool.txt" && rc=1

@@ -65,6 +65,9 @@ void fill(void* device, std::size_t count, DataType type, double value) {
   std::vector<std::byte> host(count * dataTypeSize(type));
   bench::PeriodicPattern(type, 1024, [value](std::size_t) { return value; }).fill(host.data(), count);
   RINGSYNC_CHECK_CUDA(cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice));
+  // A pageable cudaMemcpy may return before its DMA lands (ordered only on the legacy stream,
+  // which the benchmark's stream does not wait for).
+  RINGSYNC_CHECK_CUDA(cudaDeviceSynchronize());
 }
 
 // True when the first and last element of `device` equal those of a buffer filled with `value`.

@@ -34,8 +34,13 @@ class DeviceMemory final : public PerfMemory {
   void* data() override { return data_; }
   void upload(const void* host, std::size_t bytes) override {
     checkCuda(cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
+    // A pageable cudaMemcpy may return before its DMA lands, and it is ordered only on the legacy
+    // default stream, which the bench's non-blocking stream does not wait for: without this the
+    // collective can read the buffer before the fill (-c 1 then reports wrong values).
+    checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   void download(void* host, std::size_t bytes) override {
+    checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the same, for work on other streams
     checkCuda(cudaMemcpy(host, data_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
   }
 

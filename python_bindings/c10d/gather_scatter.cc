@@ -68,10 +68,12 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vec
   return submit(::c10d::OpType::ALLGATHER, stream, outputs, std::move(collective), opts.asyncOp);
 }
 
+#if RINGSYNC_C10D_SINGLE_NAMES
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::all_gather_single(at::Tensor& output, at::Tensor& input,
                                                                     const ::c10d::AllgatherOptions& opts) {
   return gatherSingle(output, input, opts);
 }
+#endif
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                                   const ::c10d::AllgatherOptions& opts) {
@@ -116,10 +118,12 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce_scatter(std::vector<at:
   return reduceScatterBlock(at::cat(flat), output, op, stream, opts.asyncOp);  // cat: a copy
 }
 
+#if RINGSYNC_C10D_SINGLE_NAMES
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce_scatter_single(at::Tensor& output, at::Tensor& input,
                                                                         const ::c10d::ReduceScatterOptions& opts) {
   return reduceScatterSingle(output, input, opts);
 }
+#endif
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                        const ::c10d::ReduceScatterOptions& opts) {

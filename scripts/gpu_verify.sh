@@ -16,7 +16,8 @@
 # runs the gpu-labelled tests only; CI runs the rest on CPU machines), SANITIZE_TIMEOUT (seconds per
 # compute-sanitizer tool, default 290).
 #
-# The lent machine has no MPI and none of ringsync's Debian packages, and reaches no registry:
+# The lent machine lacks ringsync's Debian packages (its image had Open MPI 4.1.6 on 2026-11-26, and
+# NCCL only inside PyTorch's wheel), and reaches no registry:
 # run scripts/gpu_bundle.sh --with-data here first, and name .gpu-bundle in every call's carry
 # (.gpu-bundle-data too for `train`). Every call unpacks them under $DEPS (the machine keeps
 # nothing between starts) and puts them first on PATH, LD_LIBRARY_PATH and CMake's search paths.

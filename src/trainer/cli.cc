@@ -84,6 +84,9 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
       ->default_str(deviceName(c.device));
   app.add_option("--threads", c.blasThreads, "OpenBLAS threads per rank")->capture_default_str();
   app.add_flag_callback("--no-overlap", [&c] { c.overlap = false; }, "All-reduce the gradients after backward instead of during it");
+  app.add_flag("--fp16-wire", c.fp16Wire,
+               "Send the gradients as float16 (half the bytes; sums kept in float32 between ring steps). "
+               "CPU engine only: device gradients go as float32");
   app.add_option("--print-every", c.printEvery, "Steps between progress lines (0: none)")->capture_default_str();
   app.add_option("--replica-check-every", c.replicaCheckEvery, "Steps between replica checksum checks (0: at the end)")
       ->capture_default_str();

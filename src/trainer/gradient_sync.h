@@ -13,12 +13,21 @@
 
 namespace ringsync::trainer {
 
-// Collective over `comm`. `gradients` is the engine's flat gradient vector (host or device memory)
-// in `layout`'s order; fusion buckets are started during backward when `overlap`.
-std::unique_ptr<GradientAverager> makeGradientAverager(const Communicator& comm, const ModelLayout& layout,
-                                                       float* gradients, bool overlap);
+// How the gradients travel: fusion buckets started during backward (`overlap`), and float16 on the
+// wire (`fp16Wire`; the averager sends host buffers only that way).
+struct GradientSyncSettings {
+  bool overlap = true;
+  bool fp16Wire = false;
+};
 
-// The run report's line: "GradientAverager (sum of 1/B-scaled gradients, 3 buckets, overlapped)".
+// Collective over `comm`. `gradients` is the engine's flat gradient vector (host or device memory)
+// in `layout`'s order.
+std::unique_ptr<GradientAverager> makeGradientAverager(const Communicator& comm, const ModelLayout& layout,
+                                                       float* gradients, const GradientSyncSettings& settings);
+
+// The run report's line: "GradientAverager (sum of 1/B-scaled gradients, 3 buckets, overlapped)",
+// with ", float16 on the wire" when the last step sent any bucket so (read from the averager, so
+// that the report says what happened, not what was asked).
 std::string describeGradientSync(const GradientAverager& averager);
 
 }  // namespace ringsync::trainer

@@ -95,6 +95,7 @@ std::string reportJson(const RunReport& r) {
                                  {"weight_decay", double{c.sgd.weightDecay}},
                                  {"seed", c.seed},
                                  {"overlap", c.overlap},
+                                 {"fp16_wire", c.fp16Wire},
                                  {"blas_threads", c.blasThreads}};
   const nlohmann::ordered_json root = {{"tool", "ringsync-train"},
                                {"ranks", r.ranks},

@@ -42,7 +42,7 @@ Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTes
   x_.resize(engine_->maxRows() * layout_.inputWidth());
   y_.resize(engine_->maxRows());
   initialise();
-  averager_ = makeGradientAverager(comm_, layout_, engine_->gradients(), config_.overlap);
+  averager_ = makeGradientAverager(comm_, layout_, engine_->gradients(), {config_.overlap, config_.fp16Wire});
 }
 
 void Trainer::initialise() {
@@ -78,7 +78,6 @@ RunReport Trainer::run() {
   report.model = layout_.describe();
   report.parameters = layout_.parameterCount();
   report.data = data_.source;
-  report.sync = describeGradientSync(*averager_);
   report.trainSamples = data_.train.count;
   report.testSamples = data_.test.count;
   report.globalBatch = globalBatch_;
@@ -99,6 +98,7 @@ RunReport Trainer::run() {
   report.finalTest = evaluatedNow ? report.epochRecords.back().test : evaluate();
   if (!config_.checkpointPath.empty()) save();
   report.lastStep = position_.step;
+  report.sync = describeGradientSync(*averager_);  // after the steps: says how the last one travelled
   report.finalTrainLoss = report.epochRecords.empty() ? 0 : report.epochRecords.back().trainLoss;
   const StepStats timed = timed_.reduce(comm_);
   report.samplesPerSecond = timed.samplesPerSecond(comm_.size());

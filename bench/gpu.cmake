@@ -11,3 +11,8 @@ foreach(tool gpu_kernel_bench gpu_nccl_overhead)
                         ringsync_warnings)
   set_target_properties(${tool} PROPERTIES CUDA_RUNTIME_LIBRARY Shared RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 endforeach()
+# The staged path's CUDA steps alone, in several processes sharing one GPU (plain MPI, no ringsync call).
+add_executable(gpu_staging_latency ${CMAKE_CURRENT_LIST_DIR}/gpu_staging_latency.cu)
+target_include_directories(gpu_staging_latency PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(gpu_staging_latency PRIVATE ringsync_perf_harness CLI11::CLI11 CUDA::cudart MPI::MPI_CXX ringsync_warnings)
+set_target_properties(gpu_staging_latency PROPERTIES CUDA_RUNTIME_LIBRARY Shared RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

@@ -6,7 +6,7 @@
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
 #   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
-#           nocontext torch-cuda
+#           nocontext torch-cuda staging
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
@@ -286,6 +286,18 @@ stage_nocontext() {
   return $rc
 }
 
+# The staged path's download and upload steps alone (bench/gpu_staging_latency.cu) at 1, 2 and 4
+# processes on one GPU: whether small copies slow down only when processes share the GPU.
+stage_staging() {
+  need_build || return 1
+  local rc=0 ranks
+  for ranks in 1 2 4; do
+    MPIEXEC_TIMEOUT=110 mpirun -np $ranks "$BUILD/bin/gpu_staging_latency" -b 8 -e 256K | tee "$OUT/staging-np$ranks.txt"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+  done
+  return $rc
+}
+
 # ringsync.torch on CUDA tensors (tests/torch/test_cuda.py) at 1 and 2 ranks, on the CUDA build of
 # the Python package that the `test` stage made (python_install_cuda; it holds the c10d backend
 # when torch imports, as it does on the lent machine). No test that needs a GPU may skip (the one
@@ -307,7 +319,7 @@ stages=("$@")
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging) ;;
     perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
     *) expanded+=("$stage") ;;
   esac
@@ -335,6 +347,7 @@ for stage in "${expanded[@]}"; do
     train) run_stage train stage_train ;;
     nocontext) run_stage nocontext stage_nocontext ;;
     torch-cuda) run_stage torch-cuda stage_torch_cuda ;;
+    staging) run_stage staging stage_staging ;;
     *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
   esac
 done

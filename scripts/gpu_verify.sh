@@ -126,7 +126,9 @@ find_sanitizer() {
 stage_info() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv || return 1
   nvcc --version | tail -n 2
-  grep -E "define NCCL_(MAJOR|MINOR|PATCH)" "$(dirname "$(command -v nvcc)")/../include/nccl.h" || true
+  # NCCL: the toolkit's header, else the wheel PyTorch brings (the lent image has only that).
+  grep -E "define NCCL_(MAJOR|MINOR|PATCH)" "$(dirname "$(command -v nvcc)")/../include/nccl.h" 2>/dev/null ||
+    python3 -m pip show nvidia-nccl-cu13 nvidia-nccl-cu12 2>/dev/null | grep -E "^(Name|Version):" || true
   for tool in cmake mpirun mpicxx; do command -v $tool >/dev/null || { echo "missing: $tool (carry .gpu-bundle: scripts/gpu_bundle.sh)"; return 1; }; done
   mpirun --version | head -n 1
   echo "cores: $(nproc)"

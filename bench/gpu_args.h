@@ -1,10 +1,13 @@
-// The flags both GPU benches take: -b/-e (sizes with the K, M, G suffixes of the other bench
-// binaries, perf_args.h), -n calls per timed repetition, -r timed repetitions (median).
+// What the GPU benches share: the flags they take, -b/-e (sizes with the K, M, G suffixes of the
+// other bench binaries, perf_args.h), -n calls per timed repetition, -r timed repetitions, and the
+// median they report.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +37,12 @@ inline void parseGpuSweepArgs(CLI::App& app, int argc, char** argv, GpuSweepArgs
   }
   args.minBytes = parseSize(minBytes);
   args.maxBytes = parseSize(maxBytes);
+}
+
+// The median of timed repetitions (the upper middle one for an even count).
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace ringsync::bench

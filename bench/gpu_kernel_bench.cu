@@ -56,8 +56,7 @@ double medianSeconds(const Args& args, cudaStream_t stream, const std::function<
     stop.synchronize();
     samples.push_back(stop.millisecondsSince(start) / 1e3 / args.iterations);
   }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return bench::median(samples);
 }
 
 // Fills `count` elements with the small integer `value` (exact in every type) via the host.

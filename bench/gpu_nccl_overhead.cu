@@ -55,10 +55,6 @@ Sample timeCalls(int iterations, cudaStream_t stream, const std::function<void()
           std::chrono::duration<double>(done - start).count() / iterations};
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 }  // namespace
 
@@ -98,7 +94,8 @@ int main(int argc, char** argv) try {
       ringsyncEnqueue.push_back(g.enqueue * 1e6);
       ringsyncTotal.push_back(g.total * 1e6);
     }
-    const double ne = median(ncclEnqueue), ge = median(ringsyncEnqueue), nt = median(ncclTotal), gt = median(ringsyncTotal);
+    const double ne = bench::median(ncclEnqueue), ge = bench::median(ringsyncEnqueue), nt = bench::median(ncclTotal),
+                 gt = bench::median(ringsyncTotal);
     std::printf("  %12zu %12.2f %12.2f %12.2f %12.2f %12.2f %12.2f\n", bytes, ne, ge, ge - ne, nt, gt, gt - nt);
     std::fflush(stdout);
   }

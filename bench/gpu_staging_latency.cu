@@ -28,10 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // Seconds per step: `iterations` steps after a barrier, `repetitions` times, median.
 template <typename Step>
@@ -44,7 +40,7 @@ double timeStep(const bench::GpuSweepArgs& args, Step step) {
     for (int i = 0; i < args.iterations; ++i) step();
     samples.push_back(std::chrono::duration<double>(Clock::now() - start).count() / args.iterations);
   }
-  return median(samples);
+  return bench::median(samples);
 }
 
 double slowestRank(double seconds) {

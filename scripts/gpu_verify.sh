@@ -6,7 +6,7 @@
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
 #   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
-#           nocontext torch-cuda staging
+#           nocontext torch-cuda staging timeline
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
@@ -304,6 +304,16 @@ stage_staging() {
   return $rc
 }
 
+# The timeline's device row (CUDA events around each NCCL call): a trace of NCCL all-reduces at 1
+# rank, every device call with its own device event (bench/check_device_timeline.py).
+stage_timeline() {
+  need_build || return 1
+  local trace=$OUT/timeline-nccl.json
+  RINGSYNC_TIMELINE=$trace MPIEXEC_TIMEOUT=110 mpirun -np 1 "$BUILD/bin/allreduce_perf" --backend nccl -b 8 -e 64M -f 8 \
+    -n 5 -w 1 -c 1 || return 1
+  python3 "$ROOT/bench/check_device_timeline.py" "$trace"
+}
+
 # ringsync.torch on CUDA tensors (tests/torch/test_cuda.py) at 1 and 2 ranks, on the CUDA build of
 # the Python package that the `test` stage made (python_install_cuda; it holds the c10d backend
 # when torch imports, as it does on the lent machine). No test that needs a GPU may skip (the one
@@ -325,7 +335,7 @@ stages=("$@")
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging timeline) ;;
     perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
     *) expanded+=("$stage") ;;
   esac
@@ -354,6 +364,7 @@ for stage in "${expanded[@]}"; do
     nocontext) run_stage nocontext stage_nocontext ;;
     torch-cuda) run_stage torch-cuda stage_torch_cuda ;;
     staging) run_stage staging stage_staging ;;
+    timeline) run_stage timeline stage_timeline ;;
     *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
   esac
 done

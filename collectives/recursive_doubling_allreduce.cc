@@ -10,15 +10,10 @@
 #include "recursive_doubling.h"
 #include "reduce_kernels.h"
 #include "ringsync/errors.h"
+#include "ringsync/options.h"
 
 namespace ringsync::detail {
 namespace {
-
-// Below this many bytes every local rank reduces and sends the whole message, saving the second
-// node round; above it each sends only its chunk, 1/L of the bytes over the network. (Not
-// measured separately: at 2 Gbit/s the (L-1)/L·S it saves costs about as much as a node round
-// at ~1-2 KiB.)
-constexpr std::size_t kShardFromBytes = 2048;
 
 // Thrown out of a wait when a peer has begun a whole-communicator round for this call.
 struct PeerTookAnotherAlgorithm {};
@@ -80,7 +75,10 @@ void nodeThenAcrossNodes(AlgorithmContext& context, const AllreduceArgs& args, R
 
   CallSummary summary;
   for (int r = 0; r < h.localSize; ++r) summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.header(r));
-  const bool shard = bytes >= kShardFromBytes && args.count >= static_cast<std::size_t>(h.localSize);
+  // Small: every local rank reduces and sends the whole message (no second node round); larger:
+  // each its chunk, 1/L of the bytes over the network (Options::kAcrossNodesShardFromBytes).
+  const std::size_t localRanks = static_cast<std::size_t>(h.localSize);
+  const bool shard = bytes * localRanks >= Options::kAcrossNodesShardFromBytes && args.count >= localRanks;
   const ChunkLayout chunks(args.count, h.localSize);
   const ElementRange part = shard ? chunks.chunk(h.localRank) : ElementRange{0, args.count};
   RecursiveDoubling doubling({h.crossComm, h.nodeIndex, h.nodes, &h.crossGlobalRanks}, *context.doublingBuffers,

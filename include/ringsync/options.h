@@ -126,6 +126,13 @@ struct Options {
   // 1615-1729; 4 x 2, against RINGSYNC_ALGO=hierarchical: ahead up to 128 KiB (1.39 against 1.55
   // ms), behind at 256-512 KiB (2.17 against 2.02 ms, 4.46 against 4.06).
   static constexpr std::size_t kAcrossManyNodesDoublingBytes = 64 * 1024;
+  // Recursive doubling across nodes of L ranks each: while L x the message's bytes stay below this,
+  // every local rank reduces and sends the whole message across, saving a second node round;
+  // from it on each sends only its 1/L chunk. Measured on 2 simulated hosts x 2 ranks (bench/
+  // RESULTS.md section 13, "Which local ranks send what"): sending the whole message was ahead at
+  // 2-8 KiB at 2 Gbit/s (4 KiB 54-58 against 61-72 us) and uncapped up to 16 KiB, and behind at
+  // 16 KiB at 2 Gbit/s (134 against 77-92 us), where the doubled bytes meet the link's rate.
+  static constexpr std::size_t kAcrossNodesShardFromBytes = 32 * 1024;
   // Across nodes (same number >= 2 of ranks on each), broadcasts above this size take the
   // hierarchical broadcast, from the direct limit up to it the chain. Measured on 2 simulated hosts
   // x 2 ranks at 2 Gbit/s, 3 interleaved launches each of the chain (the branch before the

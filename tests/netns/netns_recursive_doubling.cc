@@ -7,6 +7,7 @@
 // collective) raises MismatchError naming both calls on every rank, leaving the communicator in step.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and aro
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kRecursiveDoubling));
   const std::size_t n = static_cast<std::size_t>(comm.size());
   for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
-    const std::size_t shard = 2048 / dataTypeSize(type);  // below: every local rank sends the whole message
+    // Below: every local rank sends the whole message (2 hosts: n / 2 ranks per host).
+    const std::size_t shard = Options::kAcrossNodesShardFromBytes / (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n + 1, std::size_t{7}, shard - 1, shard,
                                 shard + 1, std::size_t{4093}, std::size_t{100003}}) {

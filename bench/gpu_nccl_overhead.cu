@@ -55,7 +55,6 @@ Sample timeCalls(int iterations, cudaStream_t stream, const std::function<void()
           std::chrono::duration<double>(done - start).count() / iterations};
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) try {

@@ -12,7 +12,6 @@
 //   mpirun -np 1|2|4 gpu_staging_latency [-b 8] [-e 256K] [-n 100] [-r 7]
 #include <mpi.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -27,7 +26,6 @@ using namespace ringsync;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
 
 // Seconds per step: `iterations` steps after a barrier, `repetitions` times, median.
 template <typename Step>

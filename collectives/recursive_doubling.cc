@@ -139,17 +139,23 @@ void RecursiveDoubling::postFirstPart(int partner) {
                                kTagRecursiveDoubling, group_.comm, &firstPart_));
 }
 
+// Polls the posted first part to completion under the deadline.
+MPI_Status RecursiveDoubling::waitForFirstPart(int partner, Deadline& deadline) {
+  MPI_Status status;
+  for (;;) {
+    int done = 0;
+    RINGSYNC_CHECK_MPI(MPI_Test(&firstPart_, &done, &status));
+    if (done) break;
+    deadline.idle([&] { return std::vector<int>{partner}; });
+  }
+  deadline.progressed();
+  return status;
+}
+
 // A message an abandoned call left behind is dropped, its parts too, and the receive posted again.
 void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
   for (;;) {
-    MPI_Status status;
-    for (;;) {
-      int done = 0;
-      RINGSYNC_CHECK_MPI(MPI_Test(&firstPart_, &done, &status));
-      if (done) break;
-      deadline.idle([&] { return std::vector<int>{partner}; });
-    }
-    deadline.progressed();
+    const MPI_Status status = waitForFirstPart(partner, deadline);
     int bytes = 0;
     RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
     std::size_t messageBytes = 0;
@@ -183,13 +189,8 @@ void RecursiveDoubling::withdrawFirstPart(int partner, Deadline& deadline) noexc
   try {
     const WatchPaused paused(deadline);
     RINGSYNC_CHECK_MPI(MPI_Cancel(&firstPart_));
-    MPI_Status status;
-    for (;;) {  // at once when nothing matched it; a matched part completes as its data lands
-      int done = 0;
-      RINGSYNC_CHECK_MPI(MPI_Test(&firstPart_, &done, &status));
-      if (done) break;
-      deadline.idle([&] { return std::vector<int>{partner}; });
-    }
+    // At once when nothing matched it; a matched part completes as its data lands.
+    MPI_Status status = waitForFirstPart(partner, deadline);
     int cancelled = 0, bytes = 0;
     RINGSYNC_CHECK_MPI(MPI_Test_cancelled(&status, &cancelled));
     if (cancelled) return;

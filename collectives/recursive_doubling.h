@@ -70,6 +70,7 @@ class RecursiveDoubling {
   enum class Combine { kNone, kMineFirst, kTheirsFirst, kTake };
   void exchange(int partner, bool send, bool receive, Combine combine, Deadline& deadline);
   void postFirstPart(int partner);
+  MPI_Status waitForFirstPart(int partner, Deadline& deadline);
   void receiveFrom(int partner, Deadline& deadline);
   void withdrawFirstPart(int partner, Deadline& deadline) noexcept;
   std::size_t receiveParts(int partner, std::size_t firstBytes, Deadline& deadline);

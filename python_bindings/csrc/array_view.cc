@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "ringsync/errors.h"
@@ -78,14 +77,18 @@ void checkContiguous(const nb::ndarray<>& a, const char* call, const char* name)
     expected *= a.shape(i);
   }
   if (dense) return;
-  std::ostringstream text;
-  text << "is not C-contiguous (shape=(";
-  for (std::size_t i = 0; i < a.ndim(); ++i) text << (i ? ", " : "") << a.shape(i);
-  text << "), strides=(";
-  for (std::size_t i = 0; i < a.ndim(); ++i) text << (i ? ", " : "") << a.stride(i);
-  text << ") elements); ringsync reduces one dense block in place: reduce a contiguous copy "
-          "(np.ascontiguousarray) and copy the result back";
-  reject(call, name, text.str());
+  // std::to_string, not an ostringstream: on the lent H100 machine's image (GCC 13, numpy 2.5.2)
+  // this message, formatted through an ostream, crashed inside libstdc++'s number formatting
+  // (ostream::_M_insert<unsigned long>, linked into this module there); RESULTS 9.
+  auto joined = [&](auto value) {
+    std::string list;
+    for (std::size_t i = 0; i < a.ndim(); ++i) list += (i ? ", " : "") + std::to_string(value(i));
+    return list;
+  };
+  reject(call, name, "is not C-contiguous (shape=(" + joined([&](std::size_t i) { return a.shape(i); }) +
+                         "), strides=(" + joined([&](std::size_t i) { return a.stride(i); }) +
+                         ") elements); ringsync reduces one dense block in place: reduce a contiguous copy "
+                         "(np.ascontiguousarray) and copy the result back");
 }
 
 // Why `object` could not be imported as a writable array (only reached on the error path).

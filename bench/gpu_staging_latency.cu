@@ -8,10 +8,16 @@
 // cliff at 2 processes and not at 1, the cost is the GPU switching between the processes' contexts
 // (no MPS), not ringsync. Every rank runs the same sizes in step (a barrier before each
 // repetition); the figure is the slowest rank's median time per step.
+// The second H100 run (RESULTS 9) found the cliff in the upload alone (H2D copies up to 16 KiB: ~270 us
+// at 2 processes, ~545 us at 4; gone under MPS). Three more columns tell which part of it costs:
+//   upload/ssync: the same copy waited for with cudaStreamSynchronize instead of the event
+//   upload/kernel: no copy engine: a kernel reads the pinned host memory (mapped, UVA) and writes the device
+//   kernel:       an empty kernel and cudaStreamSynchronize (any GPU work in the process's context)
 //
 //   mpirun -np 1|2|4 gpu_staging_latency [-b 8] [-e 256K] [-n 100] [-r 7]
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -26,6 +32,13 @@ using namespace ringsync;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+__global__ void copyFromMappedHost(unsigned char* device, const unsigned char* host, std::size_t bytes) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes; i += std::size_t{gridDim.x} * blockDim.x)
+    device[i] = host[i];
+}
+
+__global__ void emptyKernel() {}
 
 // Seconds per step: `iterations` steps after a barrier, `repetitions` times, median.
 template <typename Step>
@@ -73,7 +86,8 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::printf("# gpu_staging_latency: %d process(es) on %d GPU(s), %d steps x %d repetitions (median, slowest rank)\n",
                   size, devices, args.iterations, args.repetitions);
-      std::printf("# %12s %14s %14s\n", "bytes", "download (us)", "upload (us)");
+      std::printf("# %12s %14s %14s %14s %14s %14s\n", "bytes", "download (us)", "upload (us)", "upload/ssync",
+                  "upload/kernel", "kernel (us)");
     }
     for (std::size_t bytes = args.minBytes; bytes <= args.maxBytes; bytes *= 2) {
       const double download = slowestRank(timeStep(args, [&] {
@@ -85,7 +99,25 @@ int main(int argc, char** argv) {
         uploaded.record(stream.get());
         uploaded.synchronize();
       }));
-      if (rank == 0) std::printf("  %12zu %14.2f %14.2f\n", bytes, download * 1e6, upload * 1e6);
+      const double uploadStreamSync = slowestRank(timeStep(args, [&] {
+        RINGSYNC_CHECK_CUDA(cudaMemcpyAsync(device.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream.get()));
+        stream.synchronize();
+      }));
+      const double uploadKernel = slowestRank(timeStep(args, [&] {
+        const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((bytes + 255) / 256, 132));
+        copyFromMappedHost<<<blocks, 256, 0, stream.get()>>>(static_cast<unsigned char*>(device.data()),
+                                                              static_cast<const unsigned char*>(host.data()), bytes);
+        RINGSYNC_CHECK_CUDA(cudaGetLastError());
+        stream.synchronize();
+      }));
+      const double kernel = slowestRank(timeStep(args, [&] {
+        emptyKernel<<<1, 1, 0, stream.get()>>>();
+        RINGSYNC_CHECK_CUDA(cudaGetLastError());
+        stream.synchronize();
+      }));
+      if (rank == 0)
+        std::printf("  %12zu %14.2f %14.2f %14.2f %14.2f %14.2f\n", bytes, download * 1e6, upload * 1e6,
+                    uploadStreamSync * 1e6, uploadKernel * 1e6, kernel * 1e6);
       if (bytes == 0) break;
     }
   }

@@ -6,7 +6,7 @@
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
 #   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
-#           nocontext torch-cuda staging timeline
+#           nocontext torch-cuda staging staging-mps timeline
 #           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
@@ -300,12 +300,38 @@ stage_staging() {
   for ranks in 1 2 4; do
     MPIEXEC_TIMEOUT=110 mpirun -np $ranks "$BUILD/bin/gpu_staging_latency" -b 8 -e 256K | tee "$OUT/staging-np$ranks.txt"
     [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+    ((ranks > 1)) || continue
+    MPIEXEC_TIMEOUT=110 mpirun -np $ranks "$BUILD/bin/allreduce_perf" --backend staged -b 8 -e 256K -f 4 -n 50 -w 5 -c 1 |
+      tee "$OUT/staged-np$ranks.txt"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
   done
   return $rc
 }
 
 # The timeline's device row (CUDA events around each NCCL call): a trace of NCCL all-reduces at 1
 # rank, every device call with its own device event (bench/check_device_timeline.py).
+# The staged path's small-message cost with CUDA's Multi-Process Service: every rank's work then
+# runs in one shared GPU context, so if the ~27 us steps of RESULTS 9 come from the GPU switching
+# between the ranks' contexts, they vanish here. Same runs as `staging`, plus the staged all-reduce.
+stage_staging_mps() {
+  need_build || return 1
+  command -v nvidia-cuda-mps-control >/dev/null || { echo "nvidia-cuda-mps-control is not on this machine"; return 1; }
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/ringsync-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ringsync-mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || { echo "cannot start the MPS control daemon"; return 1; }
+  local rc=0 ranks
+  for ranks in 2 4; do
+    MPIEXEC_TIMEOUT=110 mpirun -np $ranks -x CUDA_MPS_PIPE_DIRECTORY "$BUILD/bin/gpu_staging_latency" -b 8 -e 256K |
+      tee "$OUT/staging-mps-np$ranks.txt"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+    MPIEXEC_TIMEOUT=110 mpirun -np $ranks -x CUDA_MPS_PIPE_DIRECTORY "$BUILD/bin/allreduce_perf" --backend staged \
+      -b 8 -e 256K -f 4 -n 50 -w 5 -c 1 | tee "$OUT/staged-mps-np$ranks.txt"
+    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
+  done
+  grep -q . "$CUDA_MPS_LOG_DIRECTORY"/control.log 2>/dev/null && tail -n 5 "$CUDA_MPS_LOG_DIRECTORY"/control.log
+  echo quit | nvidia-cuda-mps-control
+  return $rc
+}
 stage_timeline() {
   need_build || return 1
   local trace=$OUT/timeline-nccl.json
@@ -335,7 +361,7 @@ stages=("$@")
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging timeline) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging staging-mps timeline) ;;
     perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
     *) expanded+=("$stage") ;;
   esac
@@ -364,6 +390,7 @@ for stage in "${expanded[@]}"; do
     nocontext) run_stage nocontext stage_nocontext ;;
     torch-cuda) run_stage torch-cuda stage_torch_cuda ;;
     staging) run_stage staging stage_staging ;;
+    staging-mps) run_stage staging-mps stage_staging_mps ;;
     timeline) run_stage timeline stage_timeline ;;
     *) note "FAIL unknown stage '$stage'"; failures=$((failures + 1)) ;;
   esac

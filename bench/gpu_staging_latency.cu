@@ -8,8 +8,9 @@
 // cliff at 2 processes and not at 1, the cost is the GPU switching between the processes' contexts
 // (no MPS), not ringsync. Every rank runs the same sizes in step (a barrier before each
 // repetition); the figure is the slowest rank's median time per step.
-// The second H100 run (RESULTS 9) found the cliff in the upload alone (H2D copies up to 16 KiB: ~270 us
-// at 2 processes, ~545 us at 4; gone under MPS). Three more columns tell which part of it costs:
+// The second H100 session (RESULTS 9) found it in the upload (H2D copies up to 16 KiB: ~273 us at 2
+// processes, ~547 us at 4, gone under MPS) and, with the three columns below, in any GPU work of a
+// process's context (an empty kernel waits as long): the GPU's time slices between the contexts.
 //   upload/ssync: the same copy waited for with cudaStreamSynchronize instead of the event
 //   upload/kernel: no copy engine: a kernel reads the pinned host memory (mapped, UVA) and writes the device
 //   kernel:       an empty kernel and cudaStreamSynchronize (any GPU work in the process's context)

@@ -308,11 +308,9 @@ stage_staging() {
   return $rc
 }
 
-# The timeline's device row (CUDA events around each NCCL call): a trace of NCCL all-reduces at 1
-# rank, every device call with its own device event (bench/check_device_timeline.py).
 # The staged path's small-message cost with CUDA's Multi-Process Service: every rank's work then
-# runs in one shared GPU context, so if the ~27 us steps of RESULTS 9 come from the GPU switching
-# between the ranks' contexts, they vanish here. Same runs as `staging`, plus the staged all-reduce.
+# runs in one shared GPU context, and the wait for the GPU's time slices that `staging` shows at 2
+# and 4 ranks (RESULTS 9, second session) is gone. Same runs as `staging`.
 stage_staging_mps() {
   need_build || return 1
   command -v nvidia-cuda-mps-control >/dev/null || { echo "nvidia-cuda-mps-control is not on this machine"; return 1; }
@@ -332,6 +330,8 @@ stage_staging_mps() {
   echo quit | nvidia-cuda-mps-control
   return $rc
 }
+# The timeline's device row (CUDA events around each NCCL call): a trace of NCCL all-reduces at 1
+# rank, every device call with its own device event (bench/check_device_timeline.py).
 stage_timeline() {
   need_build || return 1
   local trace=$OUT/timeline-nccl.json

@@ -93,7 +93,7 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
     if (receive) receiveFrom(partner, deadline);
     requests.waitAll(deadline);  // the payload is combined in place below
   } catch (...) {
-    withdrawFirstPart(partner, deadline);
+    const std::exception_ptr withdrawFailed = withdrawFirstPart(partner, deadline);
     // Abandoned with a send in flight (a peer in another call never receives it, or a timeout):
     // MPI may read the message when a later receive matches it, so it must keep this call's header.
     for (std::size_t i = 0; i < parts; ++i)
@@ -101,6 +101,9 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
         buffers_.message.abandon();
         break;
       }
+    // Parts of the partner's message may be left behind, with no header to tell them from a later
+    // call's: that error (a timeout, an MPI error) goes up instead, and the communicator is aborted.
+    if (withdrawFailed) std::rethrow_exception(withdrawFailed);
     throw;
   }
   if (!receive) return;
@@ -183,9 +186,10 @@ void RecursiveDoubling::receiveFrom(int partner, Deadline& deadline) {
 // The exchange is abandoned (a peer took another algorithm, a timeout, an MPI error) while the
 // first part's receive may be pending: withdrawn if nothing matched it; if a first part landed, the
 // message's later parts are taken now, as receiveFrom would (they carry no header: one left behind
-// would be read as a later call's part). Nothing here is raised over the error in flight.
-void RecursiveDoubling::withdrawFirstPart(int partner, Deadline& deadline) noexcept {
-  if (firstPart_ == MPI_REQUEST_NULL) return;
+// would be read as a later call's part). Returns what cut that short (the deadline, an MPI error),
+// null when nothing is left behind; the caller raises it in place of the error in flight.
+std::exception_ptr RecursiveDoubling::withdrawFirstPart(int partner, Deadline& deadline) noexcept {
+  if (firstPart_ == MPI_REQUEST_NULL) return nullptr;
   try {
     const WatchPaused paused(deadline);
     RINGSYNC_CHECK_MPI(MPI_Cancel(&firstPart_));
@@ -193,16 +197,17 @@ void RecursiveDoubling::withdrawFirstPart(int partner, Deadline& deadline) noexc
     MPI_Status status = waitForFirstPart(partner, deadline);
     int cancelled = 0, bytes = 0;
     RINGSYNC_CHECK_MPI(MPI_Test_cancelled(&status, &cancelled));
-    if (cancelled) return;
+    if (cancelled) return nullptr;
     RINGSYNC_CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
     receiveParts(partner, static_cast<std::size_t>(bytes), deadline);
+    return nullptr;
   } catch (...) {
-    // Past the deadline (the communicator is aborted: no later call reads what is left behind) or
-    // an MPI error. A receive still pending keeps its memory.
+    // A receive still pending keeps its memory.
     if (firstPart_ != MPI_REQUEST_NULL) {
       MPI_Request_free(&firstPart_);
       buffers_.incoming.abandon();
     }
+    return std::current_exception();
   }
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <vector>
 
 #include <mpi.h>
@@ -72,7 +73,7 @@ class RecursiveDoubling {
   void postFirstPart(int partner);
   MPI_Status waitForFirstPart(int partner, Deadline& deadline);
   void receiveFrom(int partner, Deadline& deadline);
-  void withdrawFirstPart(int partner, Deadline& deadline) noexcept;
+  std::exception_ptr withdrawFirstPart(int partner, Deadline& deadline) noexcept;
   std::size_t receiveParts(int partner, std::size_t firstBytes, Deadline& deadline);
   int nameOf(int member) const;
 

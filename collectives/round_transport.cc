@@ -4,7 +4,9 @@
 
 #include <cstring>
 
+#include "mpi_check.h"
 #include "ringsync/errors.h"
+#include "transport.h"
 
 namespace ringsync::detail {
 
@@ -151,12 +153,25 @@ void RoundTransport::beginShared(const CallHeader& mine, const PayloadPiece* pie
 
 void RoundTransport::completeShared(Deadline& deadline) {
   const std::uint64_t round = sharedRound_;
+  unsigned polls = 0;
   for (int step = 1; step < size_; ++step) {
     const int from = (rank_ - step + size_) % size_;
     while (__atomic_load_n(publishedRound(from), __ATOMIC_ACQUIRE) < round) {
       // Spinning on memory never enters MPI, so nothing else yields the CPU for us: with more
       // ranks than CPUs, the peer we wait for may need this one.
       if (shared_->oversubscribed()) sched_yield();
+      // Nor does MPI progress: sends this rank left in flight (a recursive-doubling exchange cut
+      // short when a peer took another algorithm) must still reach the partner that takes them
+      // before it comes to this round. Without single-copy shared memory (Open MPI's vader with
+      // no CMA, as in many containers) a long message moves only while its sender calls MPI:
+      // the partner waited out the deadline (RESULTS.md section 9, second session). A probe for a
+      // tag nobody sends: Open MPI progresses only when a probe finds nothing. Not in the first
+      // polls: a small call on one node finds its peers within them, and a probe in every such
+      // wait cost 8 B all-reduces at np=2 ~14% (0.50 -> 0.57 us).
+      if (++polls >= kPollsBeforeMpiProgress && polls % kMpiProgressEvery == 0) {
+        int found = 0;
+        RINGSYNC_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, kTagNeverSent, comm_, &found, MPI_STATUS_IGNORE));
+      }
       deadline.idle([&] {
         std::vector<int> late;
         for (int r = 0; r < size_; ++r)

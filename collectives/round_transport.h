@@ -116,6 +116,10 @@ class RoundTransport {
   // a slot two rounds later, when every peer has published the round in between and so has
   // finished reading it.
   static constexpr std::size_t kLineBytes = 64;
+  // A shared round's wait lets MPI progress (completeShared) every kMpiProgressEvery idle polls
+  // once it has lasted kPollsBeforeMpiProgress.
+  static constexpr unsigned kPollsBeforeMpiProgress = 1024;
+  static constexpr unsigned kMpiProgressEvery = 64;
   // A [header | payload] slot, rounded up to whole cache lines.
   static std::size_t slotBytesFor(std::size_t payloadBytes) {
     return (sizeof(CallHeader) + payloadBytes + kLineBytes - 1) / kLineBytes * kLineBytes;

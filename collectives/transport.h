@@ -29,6 +29,7 @@ enum Tag : int {
   kTagAllgather = 14,
   kTagRecursiveDoubling = 15,
   kTagRecursiveDoublingPart = 16,  // the parts after the first of a long recursive-doubling message
+  kTagNeverSent = 17,  // probed for to make MPI progress: a probe that matches nothing always does
 };
 
 // Looked at now and then while a wait makes no progress, for a sign that the wait is futile (a

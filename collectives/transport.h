@@ -29,7 +29,9 @@ enum Tag : int {
   kTagAllgather = 14,
   kTagRecursiveDoubling = 15,
   kTagRecursiveDoublingPart = 16,  // the parts after the first of a long recursive-doubling message
-  kTagNeverSent = 17,  // probed for to make MPI progress: a probe that matches nothing always does
+  // Probed for to make MPI progress (a probe that matches nothing always does): above every tag
+  // ringsync sends, here and in src/ (clock offsets 17, the timeline's gather 18-20).
+  kTagNeverSent = 31,
 };
 
 // Looked at now and then while a wait makes no progress, for a sign that the wait is futile (a

@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kTagTimelineSize = 18;  // tags no collective uses
 constexpr int kTagTimelineData = 19;
+constexpr int kTagTimelineReceived = 20;
 
 using Clock = std::chrono::steady_clock;
 
@@ -55,7 +56,16 @@ int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mi
                waitUntil(&request, until, false);
       }
       if (!sent && request != MPI_REQUEST_NULL) out.release();  // MPI may still read it
-      return sent ? 1 : 0;
+      if (!sent) return 0;
+      // A completed send only means MPI has the message (an eager one, as soon as rank 0's MPI
+      // progresses, even while rank 0 is in a call it will never finish): the part counts as
+      // delivered when rank 0 says it received it; otherwise this rank writes it beside the trace.
+      char received = 0;
+      request = MPI_REQUEST_NULL;
+      return MPI_Irecv(&received, 1, MPI_CHAR, 0, kTagTimelineReceived, comm, &request) == MPI_SUCCESS &&
+                     waitUntil(&request, until, true)
+                 ? 1
+                 : 0;
     }
     parts->assign(static_cast<std::size_t>(size), std::string());
     (*parts)[0] = mine;
@@ -73,6 +83,9 @@ int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mi
         continue;
       }
       ++arrived;
+      static const char kReceived = 1;  // static: a send left pending never reads freed memory
+      if (MPI_Isend(&kReceived, 1, MPI_CHAR, peer, kTagTimelineReceived, comm, &request) == MPI_SUCCESS)
+        waitUntil(&request, until, false);
     }
     return arrived;
   } catch (...) {

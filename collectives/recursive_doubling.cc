@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "mpi_check.h"
@@ -42,6 +43,18 @@ class WatchPaused {
   Deadline& deadline_;
   IdleWatcher* watcher_;
 };
+
+// Inside a handler: whether the exception being handled is a std::exception (every ringsync
+// error is one; the recursive-doubling all-reduce's signal that a peer took another algorithm is not).
+bool handlingStdException() {
+  try {
+    throw;
+  } catch (const std::exception&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 }  // namespace
 
@@ -102,8 +115,11 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
         break;
       }
     // Parts of the partner's message may be left behind, with no header to tell them from a later
-    // call's: that error (a timeout, an MPI error) goes up instead, and the communicator is aborted.
-    if (withdrawFailed) std::rethrow_exception(withdrawFailed);
+    // call's: the communicator must be aborted. A ringsync error in flight (a timeout naming the
+    // late ranks, an MPI error) aborts it already and says more; the signal that a peer took
+    // another algorithm would not (the caller goes on to meet that peer), so the withdrawal's
+    // failure goes up in its place.
+    if (withdrawFailed && !handlingStdException()) std::rethrow_exception(withdrawFailed);
     throw;
   }
   if (!receive) return;

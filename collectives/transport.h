@@ -30,7 +30,7 @@ enum Tag : int {
   kTagRecursiveDoubling = 15,
   kTagRecursiveDoublingPart = 16,  // the parts after the first of a long recursive-doubling message
   // Probed for to make MPI progress (a probe that matches nothing always does): above every tag
-  // ringsync sends, here and in src/ (clock offsets 17, the timeline's gather 18-20).
+  // ringsync sends, here and in src/ (clock offsets 17, the timeline's gather 18-19).
   kTagNeverSent = 31,
 };
 

@@ -11,7 +11,6 @@ namespace {
 
 constexpr int kTagTimelineSize = 18;  // tags no collective uses
 constexpr int kTagTimelineData = 19;
-constexpr int kTagTimelineReceived = 20;
 
 using Clock = std::chrono::steady_clock;
 
@@ -50,22 +49,17 @@ int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mi
       bool sent = MPI_Isend(&out->bytes, 1, MPI_UINT64_T, 0, kTagTimelineSize, comm, &request) == MPI_SUCCESS &&
                   waitUntil(&request, until, false);
       if (sent) {
+        // A synchronous send: it completes only once rank 0 has matched it, i.e. rank 0 is taking
+        // the part. A standard send of a small part completes as soon as MPI has it (rank 0's MPI
+        // progressing is enough, even while rank 0 is in a call it will never finish), and the
+        // part was lost when rank 0 then never gathered.
         request = MPI_REQUEST_NULL;
-        sent = MPI_Isend(out->data.data(), static_cast<int>(out->bytes), MPI_CHAR, 0, kTagTimelineData, comm,
-                         &request) == MPI_SUCCESS &&
+        sent = MPI_Issend(out->data.data(), static_cast<int>(out->bytes), MPI_CHAR, 0, kTagTimelineData, comm,
+                          &request) == MPI_SUCCESS &&
                waitUntil(&request, until, false);
       }
       if (!sent && request != MPI_REQUEST_NULL) out.release();  // MPI may still read it
-      if (!sent) return 0;
-      // A completed send only means MPI has the message (an eager one, as soon as rank 0's MPI
-      // progresses, even while rank 0 is in a call it will never finish): the part counts as
-      // delivered when rank 0 says it received it; otherwise this rank writes it beside the trace.
-      char received = 0;
-      request = MPI_REQUEST_NULL;
-      return MPI_Irecv(&received, 1, MPI_CHAR, 0, kTagTimelineReceived, comm, &request) == MPI_SUCCESS &&
-                     waitUntil(&request, until, true)
-                 ? 1
-                 : 0;
+      return sent ? 1 : 0;
     }
     parts->assign(static_cast<std::size_t>(size), std::string());
     (*parts)[0] = mine;
@@ -83,9 +77,6 @@ int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mi
         continue;
       }
       ++arrived;
-      static const char kReceived = 1;  // static: a send left pending never reads freed memory
-      if (MPI_Isend(&kReceived, 1, MPI_CHAR, peer, kTagTimelineReceived, comm, &request) == MPI_SUCCESS)
-        waitUntil(&request, until, false);
     }
     return arrived;
   } catch (...) {

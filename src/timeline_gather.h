@@ -10,9 +10,8 @@
 namespace ringsync::detail {
 
 // Rank 0: fills `parts` (one per rank; "" for a rank whose part did not arrive in time) and returns
-// how many arrived, its own included, and tells each sender its part arrived. Other ranks: send
-// `mine` and return 1 if rank 0 said it arrived in time, 0 otherwise (then the caller writes its
-// part to a file of its own; at worst a part is in both). Never throws.
+// how many arrived, its own included. Other ranks: send `mine` and return 1 if rank 0 took it in
+// time, 0 otherwise (then the caller writes its part to a file of its own). Never throws.
 int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mine, double seconds,
                         std::vector<std::string>* parts) noexcept;
 

@@ -294,18 +294,26 @@ stage_nocontext() {
 
 # The staged path's download and upload steps alone (bench/gpu_staging_latency.cu) at 1, 2 and 4
 # processes on one GPU: whether small copies slow down only when processes share the GPU.
-stage_staging() {
-  need_build || return 1
-  local rc=0 ranks
-  for ranks in 1 2 4; do
-    MPIEXEC_TIMEOUT=110 mpirun -np $ranks "$BUILD/bin/gpu_staging_latency" -b 8 -e 256K | tee "$OUT/staging-np$ranks.txt"
+# gpu_staging_latency and the staged all-reduce (8 B-256 KiB) at each rank count given, logged as
+# staging<tag>-np<P>.txt and staged<tag>-np<P>.txt; the caller's `mpirun_extra` array, if any, goes
+# to mpirun.
+staging_sweep() {
+  local tag=$1 rc=0 ranks
+  shift
+  for ranks in "$@"; do
+    MPIEXEC_TIMEOUT=110 mpirun -np "$ranks" ${mpirun_extra[@]+"${mpirun_extra[@]}"} "$BUILD/bin/gpu_staging_latency" \
+      -b 8 -e 256K | tee "$OUT/staging$tag-np$ranks.txt"
     [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
-    ((ranks > 1)) || continue
-    MPIEXEC_TIMEOUT=110 mpirun -np $ranks "$BUILD/bin/allreduce_perf" --backend staged -b 8 -e 256K -f 4 -n 50 -w 5 -c 1 |
-      tee "$OUT/staged-np$ranks.txt"
+    ((ranks > 1)) || continue  # at one rank the staged all-reduce is a copy
+    MPIEXEC_TIMEOUT=110 mpirun -np "$ranks" ${mpirun_extra[@]+"${mpirun_extra[@]}"} "$BUILD/bin/allreduce_perf" \
+      --backend staged -b 8 -e 256K -f 4 -n 50 -w 5 -c 1 | tee "$OUT/staged$tag-np$ranks.txt"
     [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
   done
   return $rc
+}
+stage_staging() {
+  need_build || return 1
+  staging_sweep "" 1 2 4
 }
 
 # The staged path's small-message cost with CUDA's Multi-Process Service: every rank's work then
@@ -317,15 +325,9 @@ stage_staging_mps() {
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/ringsync-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ringsync-mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   nvidia-cuda-mps-control -d || { echo "cannot start the MPS control daemon"; return 1; }
-  local rc=0 ranks
-  for ranks in 2 4; do
-    MPIEXEC_TIMEOUT=110 mpirun -np $ranks -x CUDA_MPS_PIPE_DIRECTORY "$BUILD/bin/gpu_staging_latency" -b 8 -e 256K |
-      tee "$OUT/staging-mps-np$ranks.txt"
-    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
-    MPIEXEC_TIMEOUT=110 mpirun -np $ranks -x CUDA_MPS_PIPE_DIRECTORY "$BUILD/bin/allreduce_perf" --backend staged \
-      -b 8 -e 256K -f 4 -n 50 -w 5 -c 1 | tee "$OUT/staged-mps-np$ranks.txt"
-    [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
-  done
+  local -a mpirun_extra=(-x CUDA_MPS_PIPE_DIRECTORY)
+  local rc=0
+  staging_sweep -mps 2 4 || rc=1
   grep -q . "$CUDA_MPS_LOG_DIRECTORY"/control.log 2>/dev/null && tail -n 5 "$CUDA_MPS_LOG_DIRECTORY"/control.log
   echo quit | nvidia-cuda-mps-control
   return $rc

@@ -80,13 +80,13 @@ void checkContiguous(const nb::ndarray<>& a, const char* call, const char* name)
   // std::to_string, not an ostringstream: on the lent H100 machine's image (GCC 13, numpy 2.5.2)
   // this message, formatted through an ostream, crashed inside libstdc++'s number formatting
   // (ostream::_M_insert<unsigned long>, linked into this module there); RESULTS 9.
-  auto joined = [&](auto value) {
-    std::string list;
-    for (std::size_t i = 0; i < a.ndim(); ++i) list += (i ? ", " : "") + std::to_string(value(i));
-    return list;
-  };
-  reject(call, name, "is not C-contiguous (shape=(" + joined([&](std::size_t i) { return a.shape(i); }) +
-                         "), strides=(" + joined([&](std::size_t i) { return a.stride(i); }) +
+  std::string shape, strides;
+  for (std::size_t i = 0; i < a.ndim(); ++i) {
+    const char* separator = i ? ", " : "";
+    shape += separator + std::to_string(a.shape(i));
+    strides += separator + std::to_string(a.stride(i));
+  }
+  reject(call, name, "is not C-contiguous (shape=(" + shape + "), strides=(" + strides +
                          ") elements); ringsync reduces one dense block in place: reduce a contiguous copy "
                          "(np.ascontiguousarray) and copy the result back");
 }

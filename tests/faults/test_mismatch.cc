@@ -94,17 +94,17 @@ TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and bot
                        outcome.message.find(usualText) != std::string::npos;
     // Every rank takes part in the check that the communicator still works, whatever its own
     // verdict: a rank skipping it would leave the others to time out there, hiding what went wrong.
-    std::string afterwards = "works";
+    std::string brokenAfterwards;  // empty while the communicator still works
     try {
-      if (!stillWorks(comm)) afterwards = "a wrong all-reduce or call count";
+      if (!stillWorks(comm)) brokenAfterwards = "a wrong all-reduce or call count";
     } catch (const std::exception& error) {
-      afterwards = error.what();
+      brokenAfterwards = error.what();
     }
-    const bool ok = outcome.error == "MismatchError" && named && buffers.untouched() && afterwards == "works";
+    const bool ok = outcome.error == "MismatchError" && named && buffers.untouched() && brokenAfterwards.empty();
     slowest = std::max(slowest, outcome.seconds);
     INFO(s.name << ", rank " << comm.rank() << " (odd rank " << odd << "): " << outcome.error << ": "
                 << outcome.message << "\n  expected to contain: " << oddText << "\n  and: " << usualText
-                << "\n  buffers untouched: " << buffers.untouched() << "\n  the communicator afterwards: " << afterwards);
+                << "\n  buffers untouched: " << buffers.untouched() << "\n  the communicator afterwards: " << (brokenAfterwards.empty() ? "works" : brokenAfterwards));
     REQUIRE(test::allRanks(ok));
   }
   faults::report("mismatch np=" + std::to_string(n) + ": " + std::to_string(all.size()) +

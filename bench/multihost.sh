@@ -8,13 +8,16 @@
 # so each ratio is taken within a launch. Needs root (namespaces); skips with exit 77 otherwise.
 #
 #   bench/multihost.sh [--hosts H] [--ranks P] [--rate 2gbit] [--launches N] [--build DIR]
-#                      [--out DIR] [--sizes "-b 8 -e 16M -f 4 -n 20 -w 5"] [-- extra mpirun args]
+#                      [--out DIR] [--sizes "-b 8 -e 16M -f 4 -n 20 -w 5"] [--pin-hosts]
+#                      [-- extra mpirun args]
+# --pin-hosts gives every simulated host cores of its own (sim_hosts_pin in simulated_hosts.sh);
+# by default the hosts' ranks share all of this machine's cores.
 # e.g. bench/multihost.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../scripts/common.sh"
 
-hosts=2 ranks=2 rate="" launches=3 build=$ROOT/build out="" sizes="-b 8 -e 16M -f 4 -n 20 -w 5" limit=300
+hosts=2 ranks=2 rate="" pin=0 launches=3 build=$ROOT/build out="" sizes="-b 8 -e 16M -f 4 -n 20 -w 5" limit=300
 while (($#)); do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -25,6 +28,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;  # seconds per launch
+    --pin-hosts) pin=1; shift ;;
     --) shift; break ;;
     *) echo "multihost.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -37,6 +41,7 @@ out=${out:-$SIM_WORK/results}
 mkdir -p "$out"
 
 sim_hosts_setup "$hosts" "$ranks"
+((pin)) && sim_hosts_pin
 link="uncapped"
 if [[ -n $rate ]]; then
   sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
@@ -58,7 +63,7 @@ for ((i = 1; i <= launches; ++i)); do
     sim_say "launch $i/$launches ($name MPI collectives) done"
   done
 done
-echo "## $hosts hosts x $ranks ranks, link $link, $launches launches each (medians)"
-echo "command: bench/multihost.sh --hosts $hosts --ranks $ranks ${rate:+--rate $rate }--launches $launches --sizes \"$sizes\""
+echo "## $hosts hosts x $ranks ranks, link $link, $launches launches each (medians)$( ((pin)) && echo ", hosts pinned to cores of their own")"
+echo "command: bench/multihost.sh --hosts $hosts --ranks $ranks ${rate:+--rate $rate }--launches $launches --sizes \"$sizes\"$( ((pin)) && echo " --pin-hosts")"
 python3 "$here/multihost_table.py" --link "$link" --ranks "$np" \
   --default "$out"/default.[0-9]*.json --han "$out"/han.[0-9]*.json

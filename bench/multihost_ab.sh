@@ -5,14 +5,15 @@
 # For settings that act before or outside one launch (how ranks wait, MPI's own progress loop),
 # which allreduce_perf cannot compare within a launch.
 #
-#   bench/multihost_ab.sh [--hosts H] [--ranks P] [--rate R] [--launches N]
+#   bench/multihost_ab.sh [--hosts H] [--ranks P] [--rate R] [--launches N] [--pin-hosts]
 #                         [--sizes "-b 8 -e 8 -n 200 -w 20"] "label|build-dir|mpirun -x args" ...
 # e.g. bench/multihost_ab.sh --hosts 2 --ranks 1 "new|build|" "spin|build|-x RINGSYNC_SPIN_WAIT=1"
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../scripts/common.sh"
-hosts=2 ranks=1 rate="" launches=3 sizes="-b 8 -e 8 -n 200 -w 20"
+hosts=2 ranks=1 rate="" pin=0 launches=3 sizes="-b 8 -e 8 -n 200 -w 20"
 while [[ ${1:-} == --* ]]; do
+  [[ $1 == --pin-hosts ]] && { pin=1; shift; continue; }  # every host on cores of its own
   case $1 in
     --hosts) hosts=$2 ;;
     --ranks) ranks=$2 ;;
@@ -27,6 +28,7 @@ done
 SIM_PREFIX=multihost_ab
 source "$ROOT/tests/netns/simulated_hosts.sh"
 sim_hosts_setup "$hosts" "$ranks"
+((pin)) && sim_hosts_pin
 [[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
 for ((i = 1; i <= launches; ++i)); do
   for config in "$@"; do
@@ -39,7 +41,7 @@ for ((i = 1; i <= launches; ++i)); do
     awk -v label="$label" '!/^#/ && NF >= 9 { print label, $1, $6, $8 }' "$SIM_WORK/run.txt" >>"$SIM_WORK/rows.txt"
   done
 done
-echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}, $launches interleaved launches per configuration (medians)"
+echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}$( ((pin)) && echo ", hosts pinned"), $launches interleaved launches per configuration (medians)"
 echo "| configuration | size (B) | ringsync time (us) | busbw (GB/s) | times of the launches (us) |"
 echo "|---|---:|---:|---:|---|"
 python3 - "$SIM_WORK/rows.txt" "$@" <<'PY'

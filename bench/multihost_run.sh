@@ -4,15 +4,17 @@
 # multihost.sh does not cover: fusion_perf, scaling_perf, ringsync-train. Prints the program's
 # output; cleans up after itself; exits 77 where namespaces are refused.
 #
-#   bench/multihost_run.sh [--hosts H] [--ranks P] [--rate R] [--timeout S] -- <program> [args...]
+#   bench/multihost_run.sh [--hosts H] [--ranks P] [--rate R] [--timeout S] [--pin-hosts]
+#                          -- <program> [args...]
 # e.g. bench/multihost_run.sh --hosts 2 --ranks 1 -- build/bin/fusion_perf -w 1 -n 5
 #      bench/multihost_run.sh --hosts 2 --ranks 1 -- build/bin/ringsync-train --epochs 1 --json out.json
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/scripts/common.sh"
 
-hosts=2 ranks=1 rate="" limit=600
+hosts=2 ranks=1 rate="" pin=0 limit=600
 while (($#)); do
+  [[ $1 == --pin-hosts ]] && { pin=1; shift; continue; }  # every host on cores of its own
   case $1 in
     --hosts) hosts=$2 ;;
     --ranks) ranks=$2 ;;
@@ -27,5 +29,6 @@ done
 SIM_PREFIX=multihost_run
 source "$ROOT/tests/netns/simulated_hosts.sh"
 sim_hosts_setup "$hosts" "$ranks"
+((pin)) && sim_hosts_pin
 [[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
 sim_mpirun $((hosts * ranks)) "$limit" -x RINGSYNC_TIMEOUT_SECONDS=60 "$@"

@@ -10,7 +10,9 @@
 #       exact, chosen up to its limit, mismatches (test_netns_recursive_doubling);
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
-#      unimpaired link's figures from the same run for comparison), when it is built;
+#      unimpaired link's figures from the same run for comparison), when it is built; then again
+#      with every host pinned to cores of its own (sim_hosts_pin, bench/multihost.sh --pin-hosts),
+#      after checking that each rank runs on its host's cores only;
 #   4. (link_down, 2 hosts x 1 rank; link_down_hierarchical, 2 x 2) hostB's link goes down in the
 #      middle of all-reduces: every rank raises TimeoutError naming ranks of the other host within
 #      RINGSYNC_TIMEOUT_SECONDS + 2 s.
@@ -102,6 +104,25 @@ run_impaired_link() {
   impair_link || return
   say "impaired link, both veth ends: $impairment"
   perf "impaired ($impairment)"
+  sim_hosts_pin
+  check_pinned
+  perf "impaired, hosts pinned"
+}
+
+# Every rank's allowed cores are its host's share (what sim_hosts_pin wrote for that host).
+check_pinned() {
+  local host cores expected
+  run_mpi sh -c 'echo "$(hostname) $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"' \
+    >"$work/pinned.txt" 2>&1 || { cat "$work/pinned.txt"; fail "could not start ranks on the pinned hosts"; }
+  [[ $(grep -c '^host' "$work/pinned.txt") == 4 ]] || { cat "$work/pinned.txt"; fail "expected 4 ranks' cores"; }
+  while read -r host cores; do
+    [[ $host == host* ]] || continue
+    expected=$(<"$SIM_WORK/cpus.$host")
+    # taskset writes a one-core range "1-1"; the kernel lists it as "1"
+    [[ $cores == "$expected" || $cores-$cores == "$expected" ]] ||
+      fail "a rank on $host runs on cores $cores, not its host's $expected"
+  done <"$work/pinned.txt"
+  say "hosts pinned: $(sort "$work/pinned.txt" | grep '^host' | tr '\n' ';')"
 }
 
 # run_link_down <ranks per host> <elements>: hostB's link goes down in the middle of all-reduces.

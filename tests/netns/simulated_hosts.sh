@@ -10,6 +10,7 @@
 #
 #   sim_hosts_setup <hosts> <slots-per-host>   creates everything (sim_skip where it is refused)
 #   sim_hosts_cap_rate <rate>                  e.g. 2gbit; returns 1 (and says why) when refused
+#   sim_hosts_pin                              gives every host cores of its own (see below)
 #   sim_mpirun <np> <timeout-s> <mpirun args...>  on the first host, TCP over the veths only
 #   sim_hosts_link <host-index> up|down        a host's link, for fault tests
 #   sim_hosts_veth_bytes                       bytes through the first host's veth, both ways
@@ -119,7 +120,8 @@ sim_hosts_setup() {
     for ((i = 0; i < hosts; ++i)); do echo "  ${sim_names[i]}) ns=${sim_ns[i]} ;;"; done
     echo '  *) echo "netns agent: unknown host $host" >&2; exit 1 ;;'
     echo 'esac'
-    echo 'exec ip netns exec "$ns" unshare --uts sh -c "hostname $host && $*"'
+    echo "cpus=\$(cat \"$SIM_WORK/cpus.\$host\" 2>/dev/null)"
+    echo 'exec ip netns exec "$ns" unshare --uts ${cpus:+taskset -c $cpus} sh -c "hostname $host && $*"'
   } >"$SIM_WORK/agent.sh"
   chmod +x "$SIM_WORK/agent.sh"
   : >"$SIM_WORK/hostfile"
@@ -137,6 +139,28 @@ sim_hosts_cap_rate() {
     ip netns exec "${sim_ns[i]}" tc qdisc replace dev "${sim_veth[i]}" root tbf rate "$rate" burst 512kb latency 50ms \
       2>"$SIM_WORK/err" || { sim_say "tc refused a tbf rate cap: $(head -1 "$SIM_WORK/err")"; return 1; }
   done
+}
+
+# Without it, every host's ranks may run on every core of this machine, which no two real hosts
+# do: a rank of hostA and one of hostB take turns on one core, and a rank waits for a peer that
+# the scheduler has put behind a rank of the other host. Pinned, host i's daemon (and with it
+# every rank it starts) runs on its own share of the cores (taskset), as if each host had
+# nproc/H cores; with more hosts than cores, hosts share cores round-robin. Call it after
+# sim_hosts_setup; it prints which host has which cores.
+sim_hosts_pin() {
+  local cores hosts=${#sim_ns[@]} i first last list=""
+  cores=$(nproc)
+  command -v taskset >/dev/null || sim_fail "taskset is not installed (util-linux)"
+  for ((i = 0; i < hosts; ++i)); do
+    if ((hosts <= cores)); then
+      first=$((i * cores / hosts)) last=$(((i + 1) * cores / hosts - 1))
+    else
+      first=$((i % cores)) last=$first
+    fi
+    echo "$first-$last" >"$SIM_WORK/cpus.${sim_names[i]}"
+    list+=" ${sim_names[i]}=cores $first-$last"
+  done
+  sim_say "hosts pinned:$list"
 }
 
 sim_hosts_link() {
@@ -157,9 +181,10 @@ sim_hosts_veth_bytes() {
 # across 2 hosts x 1 ran at 0.5x of one host even with 13% of its step in communication).
 # In the background and waited for, so that a signal reaches sim_on_signal at once.
 sim_mpirun() {
-  local np=$1 limit=$2
+  local np=$1 limit=$2 cpus
   shift 2
-  ip netns exec "${sim_ns[0]}" unshare --uts sh -c "hostname ${sim_names[0]} && exec \"\$@\"" sh \
+  cpus=$(cat "$SIM_WORK/cpus.${sim_names[0]}" 2>/dev/null)
+  ip netns exec "${sim_ns[0]}" unshare --uts ${cpus:+taskset -c $cpus} sh -c "hostname ${sim_names[0]} && exec \"\$@\"" sh \
     timeout -k 5 "$limit" mpirun -np "$np" --hostfile "$SIM_WORK/hostfile" --mca plm_rsh_agent "$SIM_WORK/agent.sh" \
     --map-by slot --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include "$SIM_SUBNET.0/24" --mca oob_tcp_if_include "$SIM_SUBNET.0/24" \
     "$@" &

@@ -113,12 +113,14 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   // cross-node latency per doubling (one for 2 nodes) where the direct exchange sends n-1 messages
   // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (Options::
   // kAcrossNodesDoublingBytes says where it stops winning, and how that was measured: 512 KiB
-  // between 2 nodes, 64 KiB among more, kAcrossManyNodesDoublingBytes). Against the direct exchange it replaces here (measured in the same way, 2 hosts x
+  // between 2 nodes, 64 KiB among more, kAcrossManyNodesDoublingBytes; 160 KiB between two
+  // single-rank nodes, against the flat ring, kAcrossTwoRanksDoublingBytes). Against the direct exchange it replaces here (measured in the same way, 2 hosts x
   // 2 ranks at 2 Gbit/s, "-b 8 -e 64K -f 8 -n 50 -w 5", RINGSYNC_ALGO=direct against auto): 1.2-2.4x
   // faster at 8 B-32 KiB; 2 hosts x 1 rank the same within noise (one message each way either way).
   const bool acrossNodes = in.hierarchy != HierarchyBlocker::kOneNode;
-  const std::size_t doublingLimit =
-      in.doublingMembers > 2 ? Options::kAcrossManyNodesDoublingBytes : Options::kAcrossNodesDoublingBytes;
+  const std::size_t doublingLimit = in.doublingMembers > 2                ? Options::kAcrossManyNodesDoublingBytes
+                                    : in.hierarchy == HierarchyBlocker::kNone ? Options::kAcrossNodesDoublingBytes
+                                                                              : Options::kAcrossTwoRanksDoublingBytes;
   if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;

@@ -47,7 +47,8 @@ struct Options {
   // algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
   // + all-gather through the shared-memory rounds, collectives/split_allreduce.h) while every
   // rank's first round fits a slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring.
-  // Across nodes: recursive doubling up to kAcrossNodesDoublingBytes (a shared-memory round inside
+  // Across nodes: recursive doubling up to kAcrossNodesDoublingBytes (kAcrossManyNodesDoublingBytes
+  // among more than two, kAcrossTwoRanksDoublingBytes between two nodes of one rank; a shared-memory round inside
   // each node, then recursive doubling among the ranks with the same local rank, or across all
   // ranks when nodes hold one rank or different numbers; collectives/recursive_doubling_allreduce.h),
   // then hierarchical (split inside each node, the ring across nodes,
@@ -126,6 +127,17 @@ struct Options {
   // 1615-1729; 4 x 2, against RINGSYNC_ALGO=hierarchical: ahead up to 128 KiB (1.39 against 1.55
   // ms), behind at 256-512 KiB (2.17 against 2.02 ms, 4.46 against 4.06).
   static constexpr std::size_t kAcrossManyNodesDoublingBytes = 64 * 1024;
+  // The limit between two nodes of one rank each, where the alternative is the flat ring rather
+  // than the hierarchical all-reduce: each rank reduces the whole message in recursive doubling,
+  // half of it in the ring, whose two halves also overlap the exchange with the reduction. At a
+  // rate cap both move the same bytes at the link's rate and tie (64-512 KiB within 1%); uncapped
+  // the ring pulls ahead between 160 and 200 KiB. Measured 2026-11-26 (bench/multihost_ab.sh --hosts
+  // 2 --ranks 1 [--pin-hosts] [--rate 2gbit] --launches 5 --sizes "-b 64K -e 512K -f 2 -n 50 -w 5",
+  // and "-b 128K -e 256K -f 1.25 -n 100 -w 10", "ring|build|-x RINGSYNC_ALGO=ring"
+  // "doubling|build|-x RINGSYNC_ALGO=recursive_doubling"; bench/RESULTS.md section 13): uncapped,
+  // doubling 106-111 against 121-124 us at 128 KiB, 130 against 135 at 160 KiB, 165-170 against
+  // 148-151 at 200 KiB, 215-221 against 192-193 at 256 KiB, 420-438 against 346-353 at 512 KiB.
+  static constexpr std::size_t kAcrossTwoRanksDoublingBytes = 160 * 1024;
   // Recursive doubling across nodes of L ranks each: while L x the message's bytes stay below this,
   // every local rank reduces and sends the whole message across, saving a second node round;
   // from it on each sends only its 1/L chunk. Measured on 2 simulated hosts x 2 ranks (bench/

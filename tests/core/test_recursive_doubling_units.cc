@@ -118,7 +118,12 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(limit, HierarchyBlocker::kNone, 4) == "recursive_doubling");
   REQUIRE(choose(limit + 4, HierarchyBlocker::kNone, 4) == "hierarchical");
   REQUIRE(choose(8, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
-  REQUIRE(choose(limit + 4, HierarchyBlocker::kOneRankPerNode, 2) == "ring");
+  // Two single-rank nodes: against the flat ring, which overlaps its two halves, a lower limit.
+  const std::size_t two = Options::kAcrossTwoRanksDoublingBytes;
+  REQUIRE(two < limit);
+  REQUIRE(choose(two, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
+  REQUIRE(choose(two + 4, HierarchyBlocker::kOneRankPerNode, 2) == "ring");
+  REQUIRE(choose(limit, HierarchyBlocker::kOneRankPerNode, 2) == "ring");
   REQUIRE(choose(8, HierarchyBlocker::kUnevenNodes, 3) == "recursive_doubling");
   // More than two in the doubling: log2(N) whole messages against the ring's 2(N-1)/N, a lower limit.
   const std::size_t many = Options::kAcrossManyNodesDoublingBytes;
@@ -128,7 +133,6 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(many, HierarchyBlocker::kOneRankPerNode, 4) == "recursive_doubling");
   REQUIRE(choose(many + 4, HierarchyBlocker::kOneRankPerNode, 4) == "ring");
   REQUIRE(choose(many + 4, HierarchyBlocker::kUnevenNodes, 3) == "ring");
-  REQUIRE(choose(limit, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 4) == "direct");
   REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode, 4) == "split");
   options.algorithm = Algorithm::kRecursiveDoubling;

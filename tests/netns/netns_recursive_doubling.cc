@@ -2,7 +2,8 @@
 // ranks, and "doubling_one_per_host": 2 hosts x 1 rank): exact closed-form results for every op
 // on float32, int32, float16, bfloat16 and float64 at counts 0, 1, odd, around the chunk split and
 // the shard size, bit-identical on every rank; the automatic choice takes it up to
-// Options::kAcrossNodesDoublingBytes and the hierarchical/ring algorithm above; and a mismatch
+// Options::kAcrossNodesDoublingBytes (kAcrossTwoRanksDoublingBytes with one rank per host) and
+// the hierarchical/ring algorithm above; and a mismatch
 // (same algorithm, or a count that puts the odd ranks on another algorithm, or another
 // collective) raises MismatchError naming both calls on every rank, leaving the communicator in step.
 #include <catch2/catch.hpp>
@@ -20,8 +21,11 @@ using namespace ringsync::netns_test;
 
 namespace {
 
-// The largest float32 count the automatic choice sends through recursive doubling.
-constexpr std::size_t kLargestDoublingCount = Options::kAcrossNodesDoublingBytes / 4;
+// The largest float32 count the automatic choice sends through recursive doubling: between two
+// hosts of one rank each the alternative is the flat ring, whose limit is lower.
+std::size_t largestDoublingCount(const Communicator& comm) {
+  return (comm.localSize() > 1 ? Options::kAcrossNodesDoublingBytes : Options::kAcrossTwoRanksDoublingBytes) / 4;
+}
 
 }  // namespace
 
@@ -45,11 +49,12 @@ TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and aro
 
 TEST_CASE("netns doubling: chosen automatically up to its limit, not above", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
-  for (std::size_t count : {std::size_t{2}, std::size_t{1021}, std::size_t{8193}, kLargestDoublingCount}) {
+  const std::size_t largest = largestDoublingCount(comm);
+  for (std::size_t count : {std::size_t{2}, std::size_t{1021}, std::size_t{8193}, largest}) {
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, count, true));
     REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
   }
-  REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, kLargestDoublingCount + 1, true));
+  REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, largest + 1, true));
   REQUIRE(comm.lastPlacement().algorithm == (comm.localSize() > 1 ? "hierarchical" : "ring"));
 }
 
@@ -57,6 +62,7 @@ TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on 
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   const int n = comm.size();
   const int odd = n - 1;  // on the second host
+  const std::size_t largest = largestDoublingCount(comm);
   struct Case {
     const char* name;
     std::size_t usualCount, oddCount;
@@ -66,14 +72,14 @@ TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on 
   const Case cases[] = {
       {"count, both recursive doubling", 1001, 1000, ReduceOp::kSum, false},
       {"op, both recursive doubling", 1001, 1001, ReduceOp::kMax, false},
-      {"count, the odd rank above the limit", 1001, kLargestDoublingCount + 1, ReduceOp::kSum, false},
-      {"count, the others above the limit", kLargestDoublingCount + 1, 1001, ReduceOp::kSum, false},
+      {"count, the odd rank above the limit", 1001, largest + 1, ReduceOp::kSum, false},
+      {"count, the others above the limit", largest + 1, 1001, ReduceOp::kSum, false},
       {"broadcast against all-reduce", 1001, 1001, ReduceOp::kSum, true},
   };
   for (const Case& c : cases) {
     const bool isOdd = comm.rank() == odd;
     const std::size_t count = isOdd ? c.oddCount : c.usualCount;
-    std::vector<float> data(kLargestDoublingCount + 1, 1.0f);
+    std::vector<float> data(largest + 1, 1.0f);
     std::string what;
     try {
       if (isOdd && c.oddBroadcasts) {
@@ -93,6 +99,6 @@ TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on 
     REQUIRE(test::allRanks(untouched));
     // Still in step: both algorithms work exactly afterwards.
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, true));
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, kLargestDoublingCount + 1, false));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, largest + 1, false));
   }
 }

@@ -65,10 +65,11 @@ if(RINGSYNC_BUILD_TESTS)
     set_tests_properties(bench_allreduce_json.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;bench" PROCESSORS 2
       ENVIRONMENT "${RINGSYNC_PERF_TEST_ENV}" PASS_REGULAR_EXPRESSION "\\| 32 KiB \\|")
   endif()
-  # The multi-host bench, short: 2 simulated hosts x 2 ranks with a capped link, one launch each
-  # with Open MPI's default and HAN, values checked (skips where namespaces are refused).
+  # The multi-host bench, short: 2 simulated hosts x 2 ranks with a capped link, each host on
+  # cores of its own, one launch each with Open MPI's default and HAN, values checked (skips where
+  # namespaces are refused).
   add_test(NAME bench_multihost_quick.np4
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/multihost.sh --hosts 2 --ranks 2 --rate 2gbit --launches 1
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/multihost.sh --hosts 2 --ranks 2 --rate 2gbit --launches 1 --pin-hosts
             --build ${PROJECT_BINARY_DIR} --limit 60 --sizes "-b 8 -e 1M -f 32 -n 3 -w 1")
   set_tests_properties(bench_multihost_quick.np4 PROPERTIES TIMEOUT 150 LABELS "mpi;bench;netns" PROCESSORS 4
     SKIP_RETURN_CODE 77 ENVIRONMENT "${RINGSYNC_PERF_TEST_ENV}")

@@ -118,8 +118,7 @@ check_pinned() {
   while read -r host cores; do
     [[ $host == host* ]] || continue
     expected=$(<"$SIM_WORK/cpus.$host")
-    # taskset writes a one-core range "1-1"; the kernel lists it as "1"
-    [[ $cores == "$expected" || $cores-$cores == "$expected" ]] ||
+    [[ $(sim_expand_cores "$cores") == "$(sim_expand_cores "$expected")" ]] ||
       fail "a rank on $host runs on cores $cores, not its host's $expected"
   done <"$work/pinned.txt"
   say "hosts pinned: $(sort "$work/pinned.txt" | grep '^host' | tr '\n' ';')"

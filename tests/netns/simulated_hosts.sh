@@ -148,19 +148,35 @@ sim_hosts_cap_rate() {
 # nproc/H cores; with more hosts than cores, hosts share cores round-robin. Call it after
 # sim_hosts_setup; it prints which host has which cores.
 sim_hosts_pin() {
-  local cores hosts=${#sim_ns[@]} i first last list=""
-  cores=$(nproc)
+  local hosts=${#sim_ns[@]} i first last list="" cores
   command -v taskset >/dev/null || sim_fail "taskset is not installed (util-linux)"
+  # The cores this process may use, not 0..nproc-1: a container's cpuset may start elsewhere.
+  read -ra cores <<<"$(sim_expand_cores "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")"
   for ((i = 0; i < hosts; ++i)); do
-    if ((hosts <= cores)); then
-      first=$((i * cores / hosts)) last=$(((i + 1) * cores / hosts - 1))
+    if ((hosts <= ${#cores[@]})); then
+      first=$((i * ${#cores[@]} / hosts)) last=$(((i + 1) * ${#cores[@]} / hosts - 1))
     else
-      first=$((i % cores)) last=$first
+      first=$((i % ${#cores[@]})) last=$first
     fi
-    echo "$first-$last" >"$SIM_WORK/cpus.${sim_names[i]}"
-    list+=" ${sim_names[i]}=cores $first-$last"
+    local mine=("${cores[@]:first:last - first + 1}")
+    (IFS=,; echo "${mine[*]}") >"$SIM_WORK/cpus.${sim_names[i]}"
+    list+=" ${sim_names[i]}=cores $(IFS=,; echo "${mine[*]}")"
   done
   sim_say "hosts pinned:$list"
+}
+
+# "0-2,5" -> "0 1 2 5": a kernel cpu list (Cpus_allowed_list, taskset -c) as single cores.
+sim_expand_cores() {
+  local part parts out=()
+  IFS=, read -ra parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then
+      out+=($(seq "${part%-*}" "${part#*-}"))
+    else
+      out+=("$part")
+    fi
+  done
+  echo "${out[*]}"
 }
 
 sim_hosts_link() {

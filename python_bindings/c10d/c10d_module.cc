@@ -16,6 +16,7 @@
 
 #include "options_from_python.h"
 #include "ringsync/errors.h"
+#include "ringsync/mpi_environment.h"
 #include "ringsync_backend.h"
 
 namespace py = pybind11;
@@ -70,10 +71,25 @@ void requireMpi() {
     throw BackendError("ringsync backend: MPI is not initialised (ringsync.init() first) or already finalised");
 }
 
+// The backend's collectives run on its progress thread, or on whichever thread waits for them
+// (DDP's hooks run on autograd's), one at a time: MPI must allow calls from any thread. Checked
+// before the communicator's collective construction, so a refused group hangs no rank.
+void requireThreadLevel() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw BackendError(std::string("ringsync backend: MPI provides ") + threadLevelName(provided) +
+                       ", but the process group runs its collectives on a progress thread, which needs "
+                       "MPI_THREAD_SERIALIZED at least (MPI_THREAD_MULTIPLE if other threads call MPI too): "
+                       "let ringsync.init() initialise MPI, or initialise it with MPI_THREAD_MULTIPLE "
+                       "(mpi4py's default)");
+}
+
 // rank/size: torch's view of the group; mpiComm: None (MPI_COMM_WORLD) or the Fortran handle of
 // the group's MPI communicator (mpi4py's py2f()), duplicated by ringsync.
 c10::intrusive_ptr<RingsyncBackend> makeBackend(int rank, int size, py::handle options, py::handle mpiComm) {
   requireMpi();
+  requireThreadLevel();
   const Options resolved = optionsFromPython(options);
   const MPI_Comm parent = mpiComm.is_none() ? MPI_COMM_WORLD : MPI_Comm_f2c(mpiComm.cast<MPI_Fint>());
   std::unique_ptr<Communicator> comm;

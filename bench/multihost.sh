@@ -41,7 +41,7 @@ out=${out:-$SIM_WORK/results}
 mkdir -p "$out"
 
 sim_hosts_setup "$hosts" "$ranks"
-((pin)) && sim_hosts_pin
+((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
 link="uncapped"
 if [[ -n $rate ]]; then
   sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"

@@ -28,7 +28,7 @@ done
 SIM_PREFIX=multihost_ab
 source "$ROOT/tests/netns/simulated_hosts.sh"
 sim_hosts_setup "$hosts" "$ranks"
-((pin)) && sim_hosts_pin
+((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
 [[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
 for ((i = 1; i <= launches; ++i)); do
   for config in "$@"; do

@@ -106,18 +106,20 @@ struct Options {
   // All-reduces on one node above this size take split rather than the direct round (measured
   // crossover: at np=2 split is ahead from ~4 KiB, at np=4 on 2 cores from ~64 KiB).
   static constexpr std::size_t kSplitFromBytes = 32 * 1024;
-  // Across nodes, all-reduces up to this size take recursive doubling, above it the hierarchical
-  // all-reduce (or the ring). Measured on 2 simulated hosts at 2 Gbit/s, 3 interleaved launches
-  // (bench/multihost_ab.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3 --sizes "-b 64K -e 4M -f 2
-  // -n 10 -w 2" "recursive_doubling|build|-x RINGSYNC_ALGO=recursive_doubling"
-  // "hierarchical|build|-x RINGSYNC_ALGO=hierarchical", and --ranks 1 against RINGSYNC_ALGO=ring):
-  // recursive doubling is ahead up to 512 KiB (2 x 2: 2.11 against 2.37 ms; 2 x 1: 2.73 against
-  // 2.99 ms), behind from 1 MiB (5.06 against 4.40 ms; 6.73 against 4.78 ms), where the others'
-  // pipelining keeps the link busy (bench/RESULTS.md section 13). With 2 nodes both send the same
-  // bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times the ring's, so the
-  // crossover there is lower: kAcrossManyNodesDoublingBytes. Re-checked once recursive doubling
-  // sent its messages in eager-sized parts (2 x 2 uncapped 678 against 767 us at 512 KiB, 1526
-  // against 1473 at 1 MiB; bench/RESULTS.md section 13, "Recursive doubling in eager-sized parts").
+  // Across two nodes of several ranks each, all-reduces up to this size take recursive doubling,
+  // above it the hierarchical all-reduce (two single-rank nodes: kAcrossTwoRanksDoublingBytes;
+  // more nodes: kAcrossManyNodesDoublingBytes). Measured on 2 simulated hosts at 2 Gbit/s, 3
+  // interleaved launches (bench/multihost_ab.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3
+  // --sizes "-b 64K -e 4M -f 2 -n 10 -w 2" "recursive_doubling|build|-x RINGSYNC_ALGO=recursive_doubling"
+  // "hierarchical|build|-x RINGSYNC_ALGO=hierarchical"): recursive doubling is ahead up to 512 KiB
+  // (2.11 against 2.37 ms), behind from 1 MiB (5.06 against 4.40 ms), where the hierarchical
+  // pipelining keeps the link busy (bench/RESULTS.md section 13; 2 x 1 against the ring gave 2.73
+  // against 2.99 ms at 512 KiB then, a tie when re-measured: kAcrossTwoRanksDoublingBytes). With 2
+  // nodes both send the same bytes; with N > 2 recursive doubling sends log2(N)/(2(N-1)/N) times
+  // the ring's, so the crossover there is lower: kAcrossManyNodesDoublingBytes. Re-checked once
+  // recursive doubling sent its messages in eager-sized parts (2 x 2 uncapped 678 against 767 us at
+  // 512 KiB, 1526 against 1473 at 1 MiB; bench/RESULTS.md section 13, "Recursive doubling in
+  // eager-sized parts").
   static constexpr std::size_t kAcrossNodesDoublingBytes = 512 * 1024;
   // The same limit when more than two take part in the doubling (nodes, or every rank where the
   // nodes hold one rank each or different numbers). Measured on 4 simulated hosts at 2 Gbit/s,
@@ -135,7 +137,7 @@ struct Options {
   // 2 --ranks 1 [--pin-hosts] [--rate 2gbit] --launches 5 --sizes "-b 64K -e 512K -f 2 -n 50 -w 5",
   // and "-b 128K -e 256K -f 1.25 -n 100 -w 10", "ring|build|-x RINGSYNC_ALGO=ring"
   // "doubling|build|-x RINGSYNC_ALGO=recursive_doubling"; bench/RESULTS.md section 13): uncapped,
-  // doubling 106-111 against 121-124 us at 128 KiB, 130 against 135 at 160 KiB, 165-170 against
+  // doubling 105-113 against 119-120 us at 128 KiB, 130 against 135 at 160 KiB, 165-170 against
   // 148-151 at 200 KiB, 215-221 against 192-193 at 256 KiB, 420-438 against 346-353 at 512 KiB.
   static constexpr std::size_t kAcrossTwoRanksDoublingBytes = 160 * 1024;
   // Recursive doubling across nodes of L ranks each: while L x the message's bytes stay below this,

@@ -71,17 +71,18 @@ void requireMpi() {
     throw BackendError("ringsync backend: MPI is not initialised (ringsync.init() first) or already finalised");
 }
 
-// The backend's collectives run on its progress thread, or on whichever thread waits for them
-// (DDP's hooks run on autograd's), one at a time: MPI must allow calls from any thread. Checked
-// before the communicator's collective construction, so a refused group hangs no rank.
+// Each process group runs its collectives on a progress thread of its own, or on whichever
+// thread waits for them (DDP's hooks run on autograd's), while other groups' threads and the
+// caller (mpi4py building a subgroup) may be in MPI at the same moment: MPI must allow concurrent
+// calls. Checked before the communicator's collective construction, so a refused group hangs no rank.
 void requireThreadLevel() {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
-  if (provided < MPI_THREAD_SERIALIZED)
+  if (provided < MPI_THREAD_MULTIPLE)
     throw BackendError(std::string("ringsync backend: MPI provides ") + threadLevelName(provided) +
-                       ", but the process group runs its collectives on a progress thread, which needs "
-                       "MPI_THREAD_SERIALIZED at least (MPI_THREAD_MULTIPLE if other threads call MPI too): "
-                       "let ringsync.init() initialise MPI, or initialise it with MPI_THREAD_MULTIPLE "
+                       ", but process groups run their collectives on progress threads of their own, "
+                       "which may call MPI at the same time: MPI_THREAD_MULTIPLE is needed. Let "
+                       "ringsync.init() initialise MPI, or initialise it with MPI_THREAD_MULTIPLE "
                        "(mpi4py's default)");
 }
 

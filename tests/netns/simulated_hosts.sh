@@ -146,10 +146,10 @@ sim_hosts_cap_rate() {
 # the scheduler has put behind a rank of the other host. Pinned, host i's daemon (and with it
 # every rank it starts) runs on its own share of the cores (taskset), as if each host had
 # nproc/H cores; with more hosts than cores, hosts share cores round-robin. Call it after
-# sim_hosts_setup; it prints which host has which cores.
+# sim_hosts_setup; it prints which host has which cores. Returns 1 (and says why) without taskset.
 sim_hosts_pin() {
   local hosts=${#sim_ns[@]} i first last list="" cores
-  command -v taskset >/dev/null || sim_fail "taskset is not installed (util-linux)"
+  command -v taskset >/dev/null || { sim_say "cannot pin the hosts: taskset (util-linux) is not installed"; return 1; }
   # The cores this process may use, not 0..nproc-1: a container's cpuset may start elsewhere.
   read -ra cores <<<"$(sim_expand_cores "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")"
   for ((i = 0; i < hosts; ++i)); do
@@ -192,8 +192,8 @@ sim_hosts_veth_bytes() {
 # mpirun on the first host, ranks filling each host's slots in turn, TCP over the veths only.
 # --map-by slot is explicit: under Open MPI 5 the mapping policy scripts/common.sh sets for
 # PRRTE (":oversubscribe", no placement of its own) put every rank on the first host.
-# --bind-to none: the simulated hosts share this machine's cores, and each host's daemon binds its
-# own local rank 0 to core 0, so with one rank per host every rank ran on core 0 (the trainer
+# --bind-to none: the simulated hosts share this machine's cores (unless sim_hosts_pin gave each
+# its own), and each host's daemon binds its own local rank 0 to core 0, so with one rank per host every rank ran on core 0 (the trainer
 # across 2 hosts x 1 ran at 0.5x of one host even with 13% of its step in communication).
 # In the background and waited for, so that a signal reaches sim_on_signal at once.
 sim_mpirun() {

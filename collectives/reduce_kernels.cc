@@ -2,8 +2,7 @@
 // -fopt-info-vec), compiled twice with target_clones: SSE2 (the x86-64 baseline of the library
 // build; no -march=native) and AVX2, chosen once at load time by the CPU. The 16-bit float types
 // are reduced in blocks that fit L1: widen the block to float32, reduce there (vectorised), round
-// back once. float16 widening/rounding uses the F16C instructions when the CPU has them (their
-// round-to-nearest-even gives the same bits as half.h for every non-NaN value), half.h otherwise.
+// back once. float16 widening/rounding: half_convert.h (F16C when the CPU has it).
 #include "reduce_kernels.h"
 
 #include <algorithm>
@@ -13,11 +12,10 @@
 #include <type_traits>
 
 #include "half.h"
+#include "half_convert.h"
 #include "ringsync/errors.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define RINGSYNC_X86_SIMD 1
 #if defined(__SANITIZE_THREAD__)
 // target_clones makes an IFUNC whose resolver runs while the library is relocated, before the
 // ThreadSanitizer runtime is initialised; TSan instruments the resolver, so every process crashed
@@ -27,7 +25,6 @@
 #define RINGSYNC_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
 #else
-#define RINGSYNC_X86_SIMD 0
 #define RINGSYNC_SIMD_CLONES
 #endif
 
@@ -96,54 +93,24 @@ template <typename T> RINGSYNC_SIMD_CLONES bool nonFiniteLoop(const T* data, std
 
 constexpr std::size_t kHalfBlock = 256;  // two float32 blocks of 1 KiB stay in L1
 
-using WidenFn = void (*)(float* out, const std::uint16_t* in, std::size_t count);
-using NarrowFn = void (*)(std::uint16_t* out, const float* in, std::size_t count);
-
-void widenFloat16Portable(float* out, const std::uint16_t* in, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) out[i] = float16ToFloat(in[i]);
-}
-void narrowFloat16Portable(std::uint16_t* out, const float* in, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) out[i] = floatToFloat16(in[i]);
-}
-
-#if RINGSYNC_X86_SIMD
-__attribute__((target("avx2,f16c"))) void widenFloat16F16c(float* out, const std::uint16_t* in, std::size_t count) {
-  std::size_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
-  for (; i < count; ++i) out[i] = float16ToFloat(in[i]);
-}
-__attribute__((target("avx2,f16c"))) void narrowFloat16F16c(std::uint16_t* out, const float* in, std::size_t count) {
-  std::size_t i = 0;
-  for (; i + 8 <= count; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  for (; i < count; ++i) out[i] = floatToFloat16(in[i]);
-}
-bool hasF16c() {
-  __builtin_cpu_init();  // may run before the constructors that normally initialise it
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-}
-#endif
+// Called once per block of kHalfBlock values, so each codec keeps the function it calls in a
+// pointer chosen once (for float16, by the CPU: half_convert.h), not behind another call.
+using WidenFn = Float16ToFloat32Fn;  // (in, out, count)
+using NarrowFn = Float32ToFloat16Fn;
 
 struct Float16Codec {
-#if RINGSYNC_X86_SIMD
-  static inline const WidenFn widen = hasF16c() ? widenFloat16F16c : widenFloat16Portable;
-  static inline const NarrowFn narrow = hasF16c() ? narrowFloat16F16c : narrowFloat16Portable;
-#else
-  static inline const WidenFn widen = widenFloat16Portable;
-  static inline const NarrowFn narrow = narrowFloat16Portable;
-#endif
+  static inline const WidenFn widen = float16ToFloat32Converter();
+  static inline const NarrowFn narrow = float32ToFloat16Converter();
 };
 
 // bfloat16 is the top half of a float32: both directions are integer arithmetic that vectorises.
-RINGSYNC_SIMD_CLONES void widenBfloat16(float* out, const std::uint16_t* in, std::size_t count) {
+RINGSYNC_SIMD_CLONES void widenBfloat16(const std::uint16_t* in, float* out, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint32_t bits = std::uint32_t{in[i]} << 16;
     std::memcpy(out + i, &bits, sizeof bits);
   }
 }
-RINGSYNC_SIMD_CLONES void narrowBfloat16(std::uint16_t* out, const float* in, std::size_t count) {
+RINGSYNC_SIMD_CLONES void narrowBfloat16(const float* in, std::uint16_t* out, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     std::uint32_t bits;
     std::memcpy(&bits, in + i, sizeof bits);
@@ -167,8 +134,8 @@ void forEachHalfBlock(const void* a, const void* b, std::size_t count, Body&& bo
   const auto* pb = static_cast<const std::uint16_t*>(b);
   for (std::size_t begin = 0; begin < count; begin += kHalfBlock) {
     const std::size_t n = std::min(kHalfBlock, count - begin);
-    Codec::widen(x, pa + begin, n);
-    if (pb) Codec::widen(y, pb + begin, n);
+    Codec::widen(pa + begin, x, n);
+    if (pb) Codec::widen(pb + begin, y, n);
     body(x, y, begin, n);
   }
 }
@@ -177,7 +144,7 @@ template <typename Codec, typename Op> void reduceHalf(void* out, const void* a,
   auto* o = static_cast<std::uint16_t*>(out);
   forEachHalfBlock<Codec>(a, b, count, [&](float* x, const float* y, std::size_t begin, std::size_t n) {
     reduceLoop<float, Op>(x, x, y, n);
-    Codec::narrow(o + begin, x, n);  // both inputs of this block were read: `out` may alias them
+    Codec::narrow(x, o + begin, n);  // both inputs of this block were read: `out` may alias them
   });
 }
 
@@ -186,10 +153,10 @@ void sumAndDivideHalf(void* out, const void* a, const void* b, std::size_t count
   auto* o = static_cast<std::uint16_t*>(out);
   forEachHalfBlock<Codec>(a, b, count, [&](float* x, const float* y, std::size_t begin, std::size_t n) {
     reduceLoop<float, SumOp>(x, x, y, n);
-    Codec::narrow(o + begin, x, n);  // round the sum first, so the result equals reduce-then-divide
-    Codec::widen(x, o + begin, n);
+    Codec::narrow(x, o + begin, n);  // round the sum first, so the result equals reduce-then-divide
+    Codec::widen(o + begin, x, n);
     divideLoop<float>(x, n, divisor);
-    Codec::narrow(o + begin, x, n);
+    Codec::narrow(x, o + begin, n);
   });
 }
 
@@ -197,7 +164,7 @@ template <typename Codec> void divideHalf(void* data, std::size_t count, int div
   auto* d = static_cast<std::uint16_t*>(data);
   forEachHalfBlock<Codec>(data, nullptr, count, [&](float* x, const float*, std::size_t begin, std::size_t n) {
     divideLoop<float>(x, n, divisor);
-    Codec::narrow(d + begin, x, n);
+    Codec::narrow(x, d + begin, n);
   });
 }
 

@@ -16,8 +16,5 @@ void packBucketAsFloat16(const Bucket& bucket, const std::vector<GradientSpec>& 
 void unpackBucketFromFloat16(const Bucket& bucket, const std::vector<GradientSpec>& gradients,
                              const std::uint16_t* fused);
 
-// The conversions over one array (used by the above; exposed for tests).
-void convertFloat32ToFloat16(const float* in, std::uint16_t* out, std::size_t count);
-void convertFloat16ToFloat32(const std::uint16_t* in, float* out, std::size_t count);
 
 }  // namespace ringsync::detail

@@ -10,6 +10,7 @@
 #include "src/averager/bucket_plan.h"
 #include "src/averager/fusion_pack.h"
 #include "collectives/half.h"
+#include "collectives/half_convert.h"
 #include "collectives/scattered_buffer.h"
 #include "support/test_support.h"
 

@@ -39,33 +39,32 @@ bool hasF16c() {
 }
 #endif
 
+// The pair for this CPU, chosen once. A function's static, not a global: a static initialiser
+// elsewhere (the reduction kernels' codec) may ask before this file's globals are initialised.
+struct Converters {
+  Float16ToFloat32Fn widen;
+  Float32ToFloat16Fn narrow;
+};
+const Converters& converters() {
+#if RINGSYNC_F16C_PATH
+  static const Converters chosen =
+      hasF16c() ? Converters{widenF16c, narrowF16c} : Converters{widenPortable, narrowPortable};
+#else
+  static const Converters chosen{widenPortable, narrowPortable};
+#endif
+  return chosen;
+}
+
 }  // namespace
 
-// Function statics, not globals: a static initialiser elsewhere (the reduction kernels' codec)
-// may ask before this file's globals are initialised.
-Float16ToFloat32Fn float16ToFloat32Converter() {
-#if RINGSYNC_F16C_PATH
-  static const Float16ToFloat32Fn chosen = hasF16c() ? widenF16c : widenPortable;
-  return chosen;
-#else
-  return widenPortable;
-#endif
-}
-
-Float32ToFloat16Fn float32ToFloat16Converter() {
-#if RINGSYNC_F16C_PATH
-  static const Float32ToFloat16Fn chosen = hasF16c() ? narrowF16c : narrowPortable;
-  return chosen;
-#else
-  return narrowPortable;
-#endif
-}
+Float16ToFloat32Fn float16ToFloat32Converter() { return converters().widen; }
+Float32ToFloat16Fn float32ToFloat16Converter() { return converters().narrow; }
 
 void convertFloat16ToFloat32(const std::uint16_t* in, float* out, std::size_t count) {
-  float16ToFloat32Converter()(in, out, count);
+  converters().widen(in, out, count);
 }
 void convertFloat32ToFloat16(const float* in, std::uint16_t* out, std::size_t count) {
-  float32ToFloat16Converter()(in, out, count);
+  converters().narrow(in, out, count);
 }
 
 }  // namespace ringsync::detail

@@ -104,7 +104,8 @@ TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and bot
     slowest = std::max(slowest, outcome.seconds);
     INFO(s.name << ", rank " << comm.rank() << " (odd rank " << odd << "): " << outcome.error << ": "
                 << outcome.message << "\n  expected to contain: " << oddText << "\n  and: " << usualText
-                << "\n  buffers untouched: " << buffers.untouched() << "\n  the communicator afterwards: " << (brokenAfterwards.empty() ? "works" : brokenAfterwards));
+                << "\n  buffers untouched: " << buffers.untouched()
+                << "\n  the communicator afterwards: " << (brokenAfterwards.empty() ? "works" : brokenAfterwards));
     REQUIRE(test::allRanks(ok));
   }
   faults::report("mismatch np=" + std::to_string(n) + ": " + std::to_string(all.size()) +

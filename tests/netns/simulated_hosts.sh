@@ -148,7 +148,7 @@ sim_hosts_cap_rate() {
 # nproc/H cores; with more hosts than cores, hosts share cores round-robin. Call it after
 # sim_hosts_setup; it prints which host has which cores. Returns 1 (and says why) without taskset.
 sim_hosts_pin() {
-  local hosts=${#sim_ns[@]} i first last list="" cores
+  local hosts=${#sim_ns[@]} i first last list="" cores mine
   command -v taskset >/dev/null || { sim_say "cannot pin the hosts: taskset (util-linux) is not installed"; return 1; }
   # The cores this process may use, not 0..nproc-1: a container's cpuset may start elsewhere.
   read -ra cores <<<"$(sim_expand_cores "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")"
@@ -158,9 +158,9 @@ sim_hosts_pin() {
     else
       first=$((i % ${#cores[@]})) last=$first
     fi
-    local mine=("${cores[@]:first:last - first + 1}")
-    (IFS=,; echo "${mine[*]}") >"$SIM_WORK/cpus.${sim_names[i]}"
-    list+=" ${sim_names[i]}=cores $(IFS=,; echo "${mine[*]}")"
+    mine=$(IFS=,; echo "${cores[*]:first:last - first + 1}")
+    echo "$mine" >"$SIM_WORK/cpus.${sim_names[i]}"
+    list+=" ${sim_names[i]}=cores $mine"
   done
   sim_say "hosts pinned:$list"
 }

@@ -40,13 +40,8 @@ perf=$build/bin/allreduce_perf
 out=${out:-$SIM_WORK/results}
 mkdir -p "$out"
 
-sim_hosts_setup "$hosts" "$ranks"
-((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
-link="uncapped"
-if [[ -n $rate ]]; then
-  sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
-  link=$rate
-fi
+sim_bench_hosts "$hosts" "$ranks" "$pin" "$rate"
+link=${rate:-uncapped}
 np=$((hosts * ranks))
 # Every launch runs the same sweep; only Open MPI's collective component differs.
 declare -A variant=([default]="" [han]="-x OMPI_MCA_coll_han_priority=100")

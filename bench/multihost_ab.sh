@@ -27,9 +27,7 @@ done
 (($#)) || { echo "multihost_ab.sh: no configuration given (see the header of $0)" >&2; exit 2; }
 SIM_PREFIX=multihost_ab
 source "$ROOT/tests/netns/simulated_hosts.sh"
-sim_hosts_setup "$hosts" "$ranks"
-((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
-[[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
+sim_bench_hosts "$hosts" "$ranks" "$pin" "$rate"
 for ((i = 1; i <= launches; ++i)); do
   for config in "$@"; do
     IFS='|' read -r label build extra <<<"$config"
@@ -37,8 +35,9 @@ for ((i = 1; i <= launches; ++i)); do
     sim_mpirun $((hosts * ranks)) 300 -x RINGSYNC_TIMEOUT_SECONDS=60 $extra "$build/bin/allreduce_perf" $sizes -c 1 \
       >"$SIM_WORK/run.txt" 2>&1 || { cat "$SIM_WORK/run.txt"; sim_fail "$label, launch $i failed"; }
     grep -q "Out of bounds values : 0 OK" "$SIM_WORK/run.txt" || { cat "$SIM_WORK/run.txt"; sim_fail "$label: wrong values"; }
-    # size, out-of-place time (us) and busbw of every row
-    awk -v label="$label" '!/^#/ && NF >= 9 { print label, $1, $6, $8 }' "$SIM_WORK/run.txt" >>"$SIM_WORK/rows.txt"
+    # size, out-of-place time (us) and busbw of every row (rows start with the size: Open MPI's own
+    # warnings, e.g. "[hostA:123] plm:rsh: Warning: setpgid(...) failed ...", are no rows)
+    awk -v label="$label" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, $1, $6, $8 }' "$SIM_WORK/run.txt" >>"$SIM_WORK/rows.txt"
   done
 done
 echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}$( ((pin)) && echo ", hosts pinned"), $launches interleaved launches per configuration (medians)"

@@ -28,7 +28,5 @@ done
 (($#)) || { echo "multihost_run.sh: no program given (see the header of $0)" >&2; exit 2; }
 SIM_PREFIX=multihost_run
 source "$ROOT/tests/netns/simulated_hosts.sh"
-sim_hosts_setup "$hosts" "$ranks"
-((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
-[[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
+sim_bench_hosts "$hosts" "$ranks" "$pin" "$rate"
 sim_mpirun $((hosts * ranks)) "$limit" -x RINGSYNC_TIMEOUT_SECONDS=60 "$@"

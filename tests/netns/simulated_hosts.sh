@@ -141,6 +141,16 @@ sim_hosts_cap_rate() {
   done
 }
 
+# The benches' set-up (bench/multihost*.sh, trainer_pairs.sh): <hosts> x <ranks>, each host on
+# cores of its own when <pin> is 1, the link capped when a <rate> is given; skips (77) where this
+# machine refuses either.
+sim_bench_hosts() {
+  local hosts=$1 ranks=$2 pin=$3 rate=${4:-}
+  sim_hosts_setup "$hosts" "$ranks"
+  ((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
+  [[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
+}
+
 # Without it, every host's ranks may run on every core of this machine, which no two real hosts
 # do: a rank of hostA and one of hostB take turns on one core, and a rank waits for a peer that
 # the scheduler has put behind a rank of the other host. Pinned, host i's daemon (and with it

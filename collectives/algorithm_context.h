@@ -65,6 +65,10 @@ struct AlgorithmContext {
   // What recursive doubling sends from and receives into (recursive_doubling.h), kept for the
   // communicator's life; null in contexts that run no recursive doubling.
   DoublingBuffers* doublingBuffers = nullptr;
+  // The ring of a communicator of two ranks on two nodes: a chunk of
+  // Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message (ring_config.h).
+  // Every rank of a communicator has the same value; contexts made inside an algorithm keep false.
+  bool wholeChunksBetweenTwoNodes = false;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

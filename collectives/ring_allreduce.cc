@@ -22,10 +22,12 @@
 // 2(n-1) steps become a stream of units (step, segment). Up to `depth` receives and `depth` sends
 // are in flight; a segment is reduced as soon as it arrives, while it is still in cache and while
 // the next segments are in transit, and the segment it produced is sent on at once. Received
-// reduce-scatter segments land in the scratch ring (`depth` slots); all-gather segments land
+// reduce-scatter segments land in the scratch ring (`depth` slots; the first segment in a slot
+// of its own where it must hold more, ring_config.h's earlyReceiveBytes); all-gather segments land
 // directly in the output.
 #include "ring_allreduce.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -54,7 +56,7 @@ bool leftSentEarly(const AlgorithmContext& context) {
 class RingAllreduce {
  public:
   RingAllreduce(MPI_Comm comm, int rank, int size, const AllreduceArgs& args, const RingConfig& config,
-                ScratchBuffer& scratch);
+                std::size_t earlyBytes, ScratchBuffer& scratch);
   RingAllreduce(const RingAllreduce&) = delete;
   RingAllreduce& operator=(const RingAllreduce&) = delete;
 
@@ -78,7 +80,10 @@ class RingAllreduce {
   int recvChunk(std::size_t t) const;
   ElementRange sendRange(std::size_t unit) const;
   ElementRange recvRange(std::size_t unit) const;
-  std::byte* scratchSlot(std::size_t unit) { return scratch_.data() + recvSlot(unit) * slotBytes_; }
+  // The first segment has a slot of its own when it must hold more than a segment.
+  std::byte* scratchSlot(std::size_t unit) {
+    return scratch_.data() + (unit == 0 && earlyBytes_ > slotBytes_ ? depth_ * slotBytes_ : recvSlot(unit) * slotBytes_);
+  }
   bool postReceives();
   bool postSends();
   void finishReceive(std::size_t unit);
@@ -90,28 +95,30 @@ class RingAllreduce {
   ReduceOp op_;
   std::size_t elementBytes_;
   RingGeometry geometry_;
-  std::size_t segments_, depth_, reduceScatterUnits_, totalUnits_, slotBytes_;
+  std::size_t segments_, depth_, reduceScatterUnits_, totalUnits_, slotBytes_, earlyBytes_;
   ScratchBuffer& scratch_;
   RequestGroup requests_;
   std::size_t recvPosted_ = 0, recvDone_ = 0, sendPosted_ = 0, sendDone_ = 0;
 };
 
 RingAllreduce::RingAllreduce(MPI_Comm comm, int rank, int size, const AllreduceArgs& args, const RingConfig& config,
-                             ScratchBuffer& scratch)
+                             std::size_t earlyBytes, ScratchBuffer& scratch)
     : rank_(rank), size_(size), left_(wrap(rank - 1, size)), right_(wrap(rank + 1, size)),
       send_(static_cast<const std::byte*>(args.send)), recv_(static_cast<std::byte*>(args.recv)), type_(args.type),
       op_(args.op), elementBytes_(dataTypeSize(args.type)),
       geometry_(args.count, size, elementBytes_, config.segmentBytes),
       segments_(geometry_.segmentsPerChunk()), depth_(static_cast<std::size_t>(config.depth)),
       reduceScatterUnits_(static_cast<std::size_t>(size - 1) * segments_), totalUnits_(2 * reduceScatterUnits_),
-      slotBytes_(config.segmentBytes), scratch_(scratch), requests_(comm, 2 * depth_) {
-  scratch_.reserve(depth_ * slotBytes_);
+      slotBytes_(config.segmentBytes), earlyBytes_(std::max(earlyBytes, config.segmentBytes)), scratch_(scratch),
+      requests_(comm, 2 * depth_) {
+  scratch_.reserve(depth_ * slotBytes_ + (earlyBytes_ > slotBytes_ ? earlyBytes_ : 0));
 }
 
 void RingAllreduce::startEarly() {
   // Unit 0 whatever its size, so that a neighbour can tell from the flag alone that one message
-  // is coming. The receive takes a whole slot: a peer in a mismatched call may send another size.
-  requests_.recv(recvSlot(0), scratchSlot(0), slotBytes_, left_, kTagRing);
+  // is coming. The receive takes the first segment's whole slot: a peer in a mismatched call may
+  // send another size.
+  requests_.recv(recvSlot(0), scratchSlot(0), earlyBytes_, left_, kTagRing);
   const ElementRange range = sendRange(0);
   requests_.send(sendSlot(0), send_ + range.begin * elementBytes_, range.count * elementBytes_, right_, kTagRing);
   recvPosted_ = sendPosted_ = 1;
@@ -235,7 +242,10 @@ RingInProgress::RingInProgress(AlgorithmContext& context, const AllreduceArgs& a
     if (args.send != args.recv && args.count > 0) std::memcpy(args.recv, args.send, args.count * dataTypeSize(args.type));
     return;  // kAvg over one rank divides by 1
   }
-  ring_ = std::make_unique<RingAllreduce>(context.comm, context.rank, context.size, args, context.ring,
+  ring_ = std::make_unique<RingAllreduce>(context.comm, context.rank, context.size, args,
+                                          ringConfigFor(context.ring, context.wholeChunksBetweenTwoNodes, context.size,
+                                                        args.count, dataTypeSize(args.type)),
+                                          earlyReceiveBytes(context.ring, context.wholeChunksBetweenTwoNodes),
                                           context.ringScratch);
   RingAllreduce& ring = *ring_;
   if (context.check.wantsRound()) {

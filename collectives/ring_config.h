@@ -1,4 +1,5 @@
-// The pipelining settings of the segmented algorithms (the ring all-reduce, the chain broadcast).
+// The pipelining settings of the segmented algorithms (the ring all-reduce, the chain broadcast),
+// and how one ring call picks its own.
 #pragma once
 
 #include <cstddef>
@@ -9,5 +10,16 @@ struct RingConfig {
   std::size_t segmentBytes;  // pipelining unit; the largest message these algorithms send
   int depth;                 // segments in flight per direction (>= 2)
 };
+
+// The pipelining of one ring call of `count` elements over `ranks`: `base`, except that with
+// wholeChunksBetweenTwoNodes (a communicator of two ranks on two nodes) a chunk of
+// Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message, two in flight
+// (options.h says why and how it was measured). The same on every rank of a matching call.
+RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count,
+                         std::size_t elementBytes);
+
+// What the ring's first receive, posted before the calls' fingerprints are compared, must hold:
+// the left neighbour may be in another call, whose first segment may be longer than this one's.
+std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes);
 
 }  // namespace ringsync::detail

@@ -160,8 +160,9 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
   const bool broadcast = header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kBroadcast);
-  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,     broadcast ? chain_ : ring_,
-          header, deadline, check_, hierarchy_.get(), &doublingBuffers_};
+  const bool wholeChunks = !broadcast && size_ == 2 && hierarchyBlocker_ != detail::HierarchyBlocker::kOneNode;
+  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,       broadcast ? chain_ : ring_,
+          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, wholeChunks};
 }
 
 detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,

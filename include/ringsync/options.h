@@ -22,7 +22,8 @@ struct Options {
   // RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES and RINGSYNC_RING_DEPTH_ACROSS_NODES: the same for
   // the all-reduce of a communicator whose ranks span several nodes (the flat ring, and the ring
   // among the nodes of the hierarchical all-reduce; the chain broadcast keeps the settings above,
-  // its data flowing one way). Over TCP every message above Open MPI's
+  // its data flowing one way; the ring between two single-rank nodes sends a chunk of
+  // kAcrossTwoRanksWholeChunkFromBytes..UpToBytes as one message whatever these say). Over TCP every message above Open MPI's
   // eager limit (btl_tcp_eager_limit, 64 KiB with its headers) is a rendezvous: the receiver's
   // go-ahead travels back behind the bulk data queued the other way, and the link idles meanwhile.
   // Segments that fit the limit never wait for it, and 16 of them in flight (1 MiB per direction)
@@ -140,6 +141,24 @@ struct Options {
   // doubling 105-113 against 119-120 us at 128 KiB, 130 against 135 at 160 KiB, 165-170 against
   // 148-151 at 200 KiB, 215-221 against 192-193 at 256 KiB, 420-438 against 346-353 at 512 KiB.
   static constexpr std::size_t kAcrossTwoRanksDoublingBytes = 160 * 1024;
+  // The ring between two nodes of one rank each sends a chunk (half the message) of this many bytes
+  // as one message instead of ringSegmentBytesAcrossNodes segments, two in flight. From 192 KiB
+  // Open MPI's TCP path sends such a message by its RDMA pipeline (btl_tcp_min_rdma_pipeline_size:
+  // 192 KiB by default), writing most of it straight into the receive buffer instead of copying
+  // it out of eager fragments, and the ring makes one call per step instead of seven. At a rate cap
+  // the rendezvous go-ahead queues behind the bulk data coming the other way: nothing lost up to
+  // 400 KiB chunks, 4% at 500 KiB and more above, hence eager-sized segments there. Measured on 2
+  // simulated hosts x 1, pinned (bench/RESULTS.md section 13, "Where the two cores go"):
+  // bench/multihost_ab.sh --hosts 2 --ranks 1 --pin-hosts [--rate 2gbit] --launches 7 --sizes "-b
+  // 640000 -e 800000 -f 1.25 -n 50 -w 5" against the previous build: uncapped 361 against 415 us at
+  // 640 KB, 461 against 523 at 800 KB (the trainer's last bucket is 804 KB); at the cap level
+  // (3342 against 3347 us at 800 KB, 3 launches). Chunks of 128-160 KiB gained nothing uncapped and
+  // once took 1.4x longer at the cap. Not for more ranks: 4 x 1 (four hosts on two cores, which
+  // wait for each other's rendezvous replies) was 5-9% slower uncapped with whole chunks of 128-250
+  // KiB and 19% at the cap at 128 KiB; nodes of several ranks take recursive doubling, then the
+  // hierarchical all-reduce, whose ring keeps its segments.
+  static constexpr std::size_t kAcrossTwoRanksWholeChunkFromBytes = 192 * 1024;
+  static constexpr std::size_t kAcrossTwoRanksWholeChunkUpToBytes = 400 * 1024;
   // Recursive doubling across nodes of L ranks each: while L x the message's bytes stay below this,
   // every local rank reduces and sends the whole message across, saving a second node round;
   // from it on each sends only its 1/L chunk. Measured on 2 simulated hosts x 2 ranks (bench/

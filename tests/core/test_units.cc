@@ -14,6 +14,7 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/chunk_layout.h"
 #include "collectives/idle_wait.h"
+#include "collectives/ring_config.h"
 #include "ringsync/options.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
@@ -72,6 +73,36 @@ TEST_CASE("ring geometry: chunks and segments tile the buffer exactly", "[units]
       }
     }
   }
+}
+
+TEST_CASE("ring config: between two single-rank nodes a chunk of 192-400 KiB goes whole, nothing else changes",
+          "[units][geometry]") {
+  const RingConfig base{63 * 1024, 16};
+  const std::size_t from = Options::kAcrossTwoRanksWholeChunkFromBytes, upTo = Options::kAcrossTwoRanksWholeChunkUpToBytes;
+  auto config = [&](bool acrossNodes, int ranks, std::size_t count, std::size_t elementBytes) {
+    return ringConfigFor(base, acrossNodes, ranks, count, elementBytes);
+  };
+  // The trainer's 804 KB bucket between two single-rank hosts: two chunks of 401,408 bytes.
+  const RingConfig trainer = config(true, 2, 200704, 4);
+  REQUIRE(trainer.segmentBytes == 401408);
+  REQUIRE(trainer.depth == 2);
+  REQUIRE(RingGeometry(200704, 2, 4, trainer.segmentBytes).segmentsPerChunk() == 1);
+  // The bounds, by the largest chunk (counts that do not divide evenly round up).
+  REQUIRE(config(true, 2, 2 * from / 4, 4).segmentBytes == from);
+  REQUIRE(config(true, 2, 2 * from / 4 - 2, 4).segmentBytes == base.segmentBytes);
+  REQUIRE(config(true, 2, 2 * upTo / 4, 4).segmentBytes == upTo);
+  REQUIRE(config(true, 2, 2 * upTo / 4 + 1, 4).segmentBytes == base.segmentBytes);  // a chunk of upTo + 4
+  REQUIRE(config(true, 2, 2 * (from / 8) - 1, 8).segmentBytes == from);             // float64, uneven
+  // Whatever the chunk, any other ring (one node, more ranks, inside an algorithm) keeps its settings.
+  for (std::size_t count : {std::size_t{1000}, std::size_t{200704}, std::size_t{1} << 22}) {
+    REQUIRE(config(false, 2, count, 4).segmentBytes == base.segmentBytes);
+    REQUIRE(config(false, 2, count, 4).depth == base.depth);
+  }
+  REQUIRE(config(true, 1, 200704, 4).segmentBytes == base.segmentBytes);
+  // The first receive holds any call's first segment: a whole chunk across nodes, else a segment.
+  REQUIRE(earlyReceiveBytes(base, true) == upTo);
+  REQUIRE(earlyReceiveBytes(base, false) == base.segmentBytes);
+  REQUIRE(earlyReceiveBytes(RingConfig{1 << 20, 2}, true) == std::size_t{1} << 20);
 }
 
 TEST_CASE("reduce kernels: wrap-around, truncating average, half accumulation", "[units][kernels]") {

@@ -7,7 +7,8 @@
 #      bytes really crossed the veth;
 #   1b. (hierarchical) the hierarchical all-reduce: exact, chosen, mismatches (test_netns_hierarchical);
 #   1c. (doubling, 2 hosts x 2 ranks; doubling_one_per_host, 2 hosts x 1 rank) recursive doubling:
-#       exact, chosen up to its limit, mismatches (test_netns_recursive_doubling);
+#       exact, chosen up to its limit, mismatches (test_netns_recursive_doubling); with one rank
+#       per host also the ring's whole chunks: exact, mismatches (test_netns_ring);
 #   2. the trainer's equivalence check (test_trainer_equivalence) at 4 ranks, when it is built;
 #   3. a tbf rate cap on the link: allreduce_perf still completes, busbw reported (with the
 #      unimpaired link's figures from the same run for comparison), when it is built; then again
@@ -64,6 +65,14 @@ run_doubling() {  # run_doubling <ranks>
   tail -n 20 "$work/doubling.log"
   ((rc == 0)) || fail "recursive doubling across the two hosts ($1 ranks) failed (exit $rc)"
   say "recursive doubling ($1 ranks): exact, chosen up to its limit, mismatches raised on every rank"
+}
+
+run_ring() {  # run_ring <ranks>
+  sim_mpirun "$1" 120 -x RINGSYNC_TIMEOUT_SECONDS=60 "$bin/test_netns_ring" >"$work/ring.log" 2>&1
+  local rc=$?
+  tail -n 20 "$work/ring.log"
+  ((rc == 0)) || fail "the ring's whole chunks across the two hosts ($1 ranks) failed (exit $rc)"
+  say "ring ($1 ranks): whole chunks exact, mismatches raised on every rank"
 }
 
 run_trainer() {
@@ -189,7 +198,7 @@ esac
 [[ $part == collectives || $part == all ]] && run_collectives
 [[ $part == hierarchical || $part == all ]] && run_hierarchical
 [[ $part == doubling || $part == all ]] && run_doubling 4
-[[ $part == doubling_one_per_host ]] && run_doubling 2
+[[ $part == doubling_one_per_host ]] && { run_doubling 2; run_ring 2; }
 [[ $part == trainer || $part == all ]] && run_trainer
 [[ $part == perf || $part == all ]] && run_impaired_link
 [[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring

@@ -54,7 +54,7 @@ struct AlgorithmContext {
   int rank;
   int size;
   RoundTransport& rounds;
-  ScratchBuffer& ringScratch;  // depth · segmentBytes, kept for the communicator's life
+  ScratchBuffer& ringScratch;  // the ring's slots (ring_config.h's ringScratchBytes), kept for the communicator's life
   RingConfig ring;
   CallHeader header;           // this call's fingerprint, sent in its first round
   Deadline& deadline;
@@ -67,7 +67,8 @@ struct AlgorithmContext {
   DoublingBuffers* doublingBuffers = nullptr;
   // The ring of a communicator of two ranks on two nodes: a chunk of
   // Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message (ring_config.h).
-  // Every rank of a communicator has the same value; contexts made inside an algorithm keep false.
+  // The same on every rank for a given call; false for broadcasts and in the contexts made inside
+  // an algorithm.
   bool wholeChunksBetweenTwoNodes = false;
 };
 

@@ -22,4 +22,11 @@ std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwo
                                 : base.segmentBytes;
 }
 
+std::size_t ringScratchBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes) {
+  const std::size_t slots = static_cast<std::size_t>(base.depth) * base.segmentBytes;
+  if (!wholeChunksBetweenTwoNodes) return slots;
+  const std::size_t early = earlyReceiveBytes(base, true);
+  return std::max(slots, 2 * Options::kAcrossTwoRanksWholeChunkUpToBytes) + early;
+}
+
 }  // namespace ringsync::detail

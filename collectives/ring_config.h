@@ -7,7 +7,7 @@
 namespace ringsync::detail {
 
 struct RingConfig {
-  std::size_t segmentBytes;  // pipelining unit; the largest message these algorithms send
+  std::size_t segmentBytes;  // pipelining unit (a ring call may send whole chunks instead: ringConfigFor)
   int depth;                 // segments in flight per direction (>= 2)
 };
 
@@ -21,5 +21,9 @@ RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes
 // What the ring's first receive, posted before the calls' fingerprints are compared, must hold:
 // the left neighbour may be in another call, whose first segment may be longer than this one's.
 std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes);
+
+// The ring scratch any call may need (its slots and the first receive's own slot), reserved when the
+// communicator is built so that no call grows it.
+std::size_t ringScratchBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes);
 
 }  // namespace ringsync::detail

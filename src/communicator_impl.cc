@@ -1,11 +1,13 @@
 #include "communicator_impl.h"
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "call_check.h"
 #include "collectives/mpi_check.h"
 #include "collectives/reduce_kernels.h"
+#include "collectives/ring_config.h"
 #include "device_epochs.h"
 #include "ringsync/errors.h"
 
@@ -41,11 +43,13 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   // The flat ring too, as soon as one of its edges crosses a node. Not the chain broadcast: its
   // data flows one way, so a rendezvous reply never queues behind bulk data, and uncapped the
   // smaller segments cost it 7-13% at 16-64 MiB (bench/RESULTS.md section 13).
+  // (Between two single-rank nodes it sends a chunk of 192-400 KiB whole: ring_config.h.)
   chain_ = detail::RingConfig{options_.ringSegmentBytes, options_.ringDepth};
   ring_ = hierarchyBlocker_ == detail::HierarchyBlocker::kOneNode ? chain_ : acrossNodes;
+  wholeChunks_ = size_ == 2 && hierarchyBlocker_ != detail::HierarchyBlocker::kOneNode;
   if (rank_ == 0 && logger_.enabled(LogLevel::kDebug))
     logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
-  if (size_ > 1) ringScratch_.reserve(static_cast<std::size_t>(ring_.depth) * ring_.segmentBytes);
+  if (size_ > 1) ringScratch_.reserve(detail::ringScratchBytes(ring_, wholeChunks_));
   rounds_ = std::make_unique<detail::RoundTransport>(comm_, rank_, size_, detail::roundCapacity(size_, options_));
   device_ = detail::makeDevicePath({comm_, rank_, size_, localRank_, &options_, &logger_});
   tracer_.start(comm_, rank_, size_, localSize_ == size_, options_);
@@ -160,9 +164,8 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
   const bool broadcast = header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kBroadcast);
-  const bool wholeChunks = !broadcast && size_ == 2 && hierarchyBlocker_ != detail::HierarchyBlocker::kOneNode;
-  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,       broadcast ? chain_ : ring_,
-          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, wholeChunks};
+  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,                   broadcast ? chain_ : ring_,
+          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_};
 }
 
 detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,
@@ -187,7 +190,14 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   if (route == detail::Route::kStaged && !device_->ncclUsable(&why))
     line += " (device -> pinned host -> host " + placement.algorithm + " -> device; NCCL not used: " + why + ")";
   // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
-  logger_.info(line + " (" + reason + ")");
+  line += std::string(" (") + reason + ")";
+  if (route == detail::Route::kHostRing && std::string_view(algorithm) == "ring" &&
+      header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kAllreduce)) {
+    const detail::RingConfig call = detail::ringConfigFor(ring_, wholeChunks_, size_, header.count,
+                                                          dataTypeSize(static_cast<DataType>(header.dataType)));
+    if (call.segmentBytes != ring_.segmentBytes) line += ", each chunk as one message";
+  }
+  logger_.info(line);
 }
 
 }  // namespace ringsync

@@ -122,6 +122,8 @@ class Communicator::Impl {
   std::string abortReason_;
   detail::RingConfig ring_{};   // the all-reduce ring's pipelining (across nodes: Options::*AcrossNodes)
   detail::RingConfig chain_{};  // the chain broadcast's (Options::ringSegmentBytes/ringDepth everywhere)
+  // Two ranks on two nodes: the all-reduce ring sends chunks of 192-400 KiB whole (ring_config.h).
+  bool wholeChunks_ = false;
   detail::ScratchBuffer ringScratch_;
   detail::DoublingBuffers doublingBuffers_;  // recursive doubling's messages (grown on first use)
   detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one

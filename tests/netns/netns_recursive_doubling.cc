@@ -91,9 +91,7 @@ TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on 
       what = error.what();
     }
     INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
-    const bool namesOdd = what.find("rank " + std::to_string(odd) + " called") != std::string::npos;
-    const bool namesUsual = what.find("count=" + std::to_string(c.usualCount)) != std::string::npos;
-    REQUIRE(test::allRanks(what.find("disagree") != std::string::npos && namesOdd && namesUsual));
+    REQUIRE(mismatchNamesBoth(what, odd, c.usualCount));
     bool untouched = true;
     for (float x : data) untouched = untouched && x == 1.0f;
     REQUIRE(test::allRanks(untouched));

@@ -53,4 +53,10 @@ bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t 
   return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes(), group), group);
 }
 
+bool mismatchNamesBoth(const std::string& what, int odd, std::size_t usualCount) {
+  const bool namesOdd = what.find("rank " + std::to_string(odd) + " called") != std::string::npos;
+  const bool namesUsual = what.find("count=" + std::to_string(usualCount)) != std::string::npos;
+  return test::allRanks(what.find("disagree") != std::string::npos && namesOdd && namesUsual);
+}
+
 }  // namespace ringsync::netns_test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include <mpi.h>
 
@@ -23,6 +24,10 @@ MPI_Comm interleavedAcrossHosts();
 
 // The environment's options with `algorithm` forced.
 Options forced(Algorithm algorithm);
+
+// The MismatchError text `what` that a rank caught says the calls disagree, names rank `odd`'s
+// call and the others' count (true on every rank of MPI_COMM_WORLD or false on every one).
+bool mismatchNamesBoth(const std::string& what, int odd, std::size_t usualCount);
 
 // Fills, all-reduces and checks one call: true on every rank of `comm`'s group when every element
 // is the closed form's value and every rank holds the same bits.

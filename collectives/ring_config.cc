@@ -6,15 +6,23 @@
 
 namespace ringsync::detail {
 
+namespace {
+std::size_t largestChunkBytes(int ranks, std::size_t count, std::size_t elementBytes) {
+  const std::size_t n = static_cast<std::size_t>(ranks);
+  return (count + n - 1) / n * elementBytes;
+}
+}  // namespace
+
+bool sendsWholeChunks(bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count, std::size_t elementBytes) {
+  if (!wholeChunksBetweenTwoNodes || ranks < 2) return false;
+  const std::size_t chunk = largestChunkBytes(ranks, count, elementBytes);
+  return chunk >= Options::kAcrossTwoRanksWholeChunkFromBytes && chunk <= Options::kAcrossTwoRanksWholeChunkUpToBytes;
+}
+
 RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count,
                          std::size_t elementBytes) {
-  if (!wholeChunksBetweenTwoNodes || ranks < 2) return base;
-  const std::size_t n = static_cast<std::size_t>(ranks);
-  const std::size_t largestChunkBytes = (count + n - 1) / n * elementBytes;
-  if (largestChunkBytes < Options::kAcrossTwoRanksWholeChunkFromBytes ||
-      largestChunkBytes > Options::kAcrossTwoRanksWholeChunkUpToBytes)
-    return base;
-  return {largestChunkBytes, 2};
+  if (!sendsWholeChunks(wholeChunksBetweenTwoNodes, ranks, count, elementBytes)) return base;
+  return {largestChunkBytes(ranks, count, elementBytes), 2};
 }
 
 std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes) {

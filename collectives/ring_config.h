@@ -11,10 +11,13 @@ struct RingConfig {
   int depth;                 // segments in flight per direction (>= 2)
 };
 
-// The pipelining of one ring call of `count` elements over `ranks`: `base`, except that with
-// wholeChunksBetweenTwoNodes (a communicator of two ranks on two nodes) a chunk of
-// Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message, two in flight
-// (options.h says why and how it was measured). The same on every rank of a matching call.
+// Whether a ring call of `count` elements over `ranks` sends each chunk as one message: with
+// wholeChunksBetweenTwoNodes (a communicator of two ranks on two nodes), a chunk of
+// Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes (options.h says why and how it was
+// measured). The same on every rank of a matching call.
+bool sendsWholeChunks(bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count, std::size_t elementBytes);
+
+// The pipelining of that call: `base`, or one message per chunk, two in flight.
 RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count,
                          std::size_t elementBytes);
 

@@ -192,11 +192,9 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
   line += std::string(" (") + reason + ")";
   if (route == detail::Route::kHostRing && std::string_view(algorithm) == "ring" &&
-      header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kAllreduce)) {
-    const detail::RingConfig call = detail::ringConfigFor(ring_, wholeChunks_, size_, header.count,
-                                                          dataTypeSize(static_cast<DataType>(header.dataType)));
-    if (call.segmentBytes != ring_.segmentBytes) line += ", each chunk as one message";
-  }
+      header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kAllreduce) &&
+      detail::sendsWholeChunks(wholeChunks_, size_, header.count, dataTypeSize(static_cast<DataType>(header.dataType))))
+    line += ", each chunk as one message";
   logger_.info(line);
 }
 

@@ -8,6 +8,7 @@
 #include "direct_broadcast.h"
 #include "hierarchical_allreduce.h"
 #include "hierarchical_broadcast.h"
+#include "mpi_allreduce.h"
 #include "recursive_doubling_allreduce.h"
 #include "ring_allreduce.h"
 #include "ringsync/errors.h"
@@ -29,6 +30,7 @@ const char* algorithmName(AlgorithmId id) {
     case AlgorithmId::kRingAllreduce: return "ring";
     case AlgorithmId::kHierarchicalAllreduce: return "hierarchical";
     case AlgorithmId::kRecursiveDoublingAllreduce: return "recursive_doubling";
+    case AlgorithmId::kMpiAllreduce: return "mpi";
     case AlgorithmId::kDirectBroadcast: return "direct";
     case AlgorithmId::kChainBroadcast: return "chain";
     case AlgorithmId::kHierarchicalBroadcast: return "hierarchical";
@@ -48,6 +50,7 @@ void runAllreduce(AlgorithmId id, AlgorithmContext& context, const AllreduceArgs
     case AlgorithmId::kRingAllreduce: return ringAllreduce(context, args);
     case AlgorithmId::kHierarchicalAllreduce: return hierarchicalAllreduce(context, args);
     case AlgorithmId::kRecursiveDoublingAllreduce: return recursiveDoublingAllreduce(context, args);
+    case AlgorithmId::kMpiAllreduce: return mpiAllreduce(context, args);
     default: notFor("allreduce", id);
   }
 }

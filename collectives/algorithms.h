@@ -44,6 +44,7 @@ enum class AlgorithmId {
   kRingAllreduce,    // segmented, pipelined ring over point-to-point (ring_allreduce.h)
   kHierarchicalAllreduce,  // split inside each node, ring across nodes (hierarchical_allreduce.h)
   kRecursiveDoublingAllreduce,  // node round, recursive doubling across nodes (recursive_doubling_allreduce.h)
+  kMpiAllreduce,     // MPI_Iallreduce, only when forced: a baseline (mpi_allreduce.h)
   kDirectBroadcast,  // the root's data in one round (direct_broadcast.h)
   kChainBroadcast,   // pipelined chain from the root (chain_broadcast.h)
   kHierarchicalBroadcast,  // chain across nodes, shared-memory rounds inside them (hierarchical_broadcast.h)
@@ -51,7 +52,7 @@ enum class AlgorithmId {
   kRoundBarrier,     // one round: hearing from every peer is the barrier (round_barrier.h)
 };
 
-// "direct", "split", "ring", "hierarchical", "recursive_doubling", "chain" (what Placement and RINGSYNC_LOG=info report).
+// "direct", "split", "ring", "hierarchical", "recursive_doubling", "mpi", "chain" (what Placement and RINGSYNC_LOG=info report).
 const char* algorithmName(AlgorithmId id);
 
 // Runs algorithm `id`; InvalidArgument when it is not an algorithm of that collective.

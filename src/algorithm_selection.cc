@@ -76,6 +76,7 @@ const char* doublingReason(HierarchyBlocker blocker) {
 }
 
 Selection chooseAllreduce(const SelectionInputs& in) {
+  if (in.options.algorithm == Algorithm::kMpi) return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce"};
   const Selection automatic = chooseAutomatically(in);
   if (in.options.algorithm != Algorithm::kRecursiveDoubling ||
       automatic.algorithm == AlgorithmId::kRecursiveDoublingAllreduce)
@@ -107,6 +108,7 @@ Selection chooseAutomatically(const SelectionInputs& in) {
         return {AlgorithmId::kHierarchicalAllreduce, "RINGSYNC_ALGO=hierarchical"};
       break;  // the automatic choice below, with the reason why not
     case Algorithm::kRecursiveDoubling:  // chooseAllreduce decides, after this
+    case Algorithm::kMpi:                // chosen before this, for all-reduces only
     case Algorithm::kAuto: break;
   }
   // Across nodes, small and mid-sized messages: latency decides, and recursive doubling pays one

@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling };  // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling, kMpi };  // host all-reduce algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -44,7 +44,7 @@ struct Options {
   // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
   // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling: force the host all-reduce
+  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling|mpi: force the host all-reduce
   // algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
   // + all-gather through the shared-memory rounds, collectives/split_allreduce.h) while every
   // rank's first round fits a slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring.
@@ -60,6 +60,9 @@ struct Options {
   // runs across all ranks (for tests). Broadcast: across nodes with the same number (>= 2) of ranks
   // each, above the direct round, the chain among one rank per node and shared memory inside the
   // nodes (collectives/hierarchical_broadcast.h); RINGSYNC_ALGO=hierarchical forces it at any size.
+  // mpi is never chosen automatically: every host all-reduce goes to MPI_Iallreduce (a baseline
+  // inside the program measured, as Horovod's HOROVOD_CPU_OPERATIONS=mpi; collectives/
+  // mpi_allreduce.h); broadcasts keep the automatic choice.
   Algorithm algorithm = Algorithm::kAuto;
   // RINGSYNC_BACKEND=auto|ring|nccl|staged: force the backend; one that cannot serve the buffer
   // raises BackendError naming it.
@@ -197,7 +200,8 @@ const char* logLevelName(LogLevel level);
 // Every value of each choice, in the order the documentation lists them: what the environment
 // parser and the Python bindings accept, by the names above.
 inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kAuto,  Algorithm::kRing,         Algorithm::kDirect,
-                                               Algorithm::kSplit, Algorithm::kHierarchical, Algorithm::kRecursiveDoubling};
+                                               Algorithm::kSplit, Algorithm::kHierarchical, Algorithm::kRecursiveDoubling,
+                                               Algorithm::kMpi};
 inline constexpr BackendChoice kAllBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                                  BackendChoice::kStaged};
 inline constexpr LogLevel kAllLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};

@@ -120,6 +120,20 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
 }
 
+TEST_CASE("allreduce: MPI_Iallreduce forced (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {
+  // float16/bfloat16 go through an MPI_Op of ringsync's kernels, kAvg is the sum then a division:
+  // the same closed forms as every other algorithm, bit-identical on every rank.
+  Options options;
+  options.algorithm = Algorithm::kMpi;
+  sweep(options, {4093, 100003}, false);
+  Communicator comm(MPI_COMM_WORLD, options);
+  for (DataType type : {DataType::kFloat16, DataType::kFloat32, DataType::kInt64}) {
+    const Outcome outcome = runOne(comm, type, ReduceOp::kAvg, 100003, true);
+    REQUIRE(test::allRanks(outcome.wrong == 0));
+    REQUIRE(comm.lastPlacement().algorithm == "mpi");
+  }
+}
+
 TEST_CASE("allreduce: recursive doubling, messages at the edges of its parts", "[allreduce][recursive_doubling]") {
   // A message of [prefix | payload] longer than kPartBytes goes in parts, the last one shorter,
   // empty when the length is a whole number of parts: the lengths around 1 and 2 parts, per type.

@@ -59,7 +59,7 @@ def test_options_round_trip(comm):
 
 def test_every_algorithm_can_be_chosen_from_python(comm):
     mine = ringsync.Options()
-    for name in ("auto", "ring", "direct", "split", "hierarchical", "recursive_doubling"):
+    for name in ("auto", "ring", "direct", "split", "hierarchical", "recursive_doubling", "mpi"):
         mine.algorithm = name
         assert mine.algorithm == name
     with pytest.raises(ringsync.InvalidArgument, match="algorithm"):

@@ -1,0 +1,100 @@
+#include "mpi_allreduce.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "mpi_check.h"
+#include "reduce_kernels.h"
+
+namespace ringsync::detail {
+namespace {
+
+// MPI's user functions see `inout = in op inout`; every op here is commutative.
+template <DataType kType, ReduceOp kOp>
+void reduceHalves(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduceElements(inout, in, inout, static_cast<std::size_t>(*len), kType, kOp);
+}
+
+template <DataType kType>
+struct HalfOps {
+  MPI_Op sum, prod, min, max;
+  HalfOps() {
+    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kSum>, /*commute=*/1, &sum));
+    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kProd>, 1, &prod));
+    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kMin>, 1, &min));
+    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kMax>, 1, &max));
+  }
+  MPI_Op of(ReduceOp op) const {
+    switch (op) {
+      case ReduceOp::kProd: return prod;
+      case ReduceOp::kMin: return min;
+      case ReduceOp::kMax: return max;
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg: break;
+    }
+    return sum;
+  }
+};
+
+// Created on first use and kept until the process ends (the MPI_Ops are never freed: a handful,
+// and freeing them would need a hook before MPI_Finalize).
+template <DataType kType>
+MPI_Op halfOp(ReduceOp op) {
+  static const HalfOps<kType> ops;
+  return ops.of(op);
+}
+
+MPI_Op mpiOp(DataType type, ReduceOp op) {
+  if (type == DataType::kFloat16) return halfOp<DataType::kFloat16>(op);
+  if (type == DataType::kBFloat16) return halfOp<DataType::kBFloat16>(op);
+  switch (op) {
+    case ReduceOp::kProd: return MPI_PROD;
+    case ReduceOp::kMin: return MPI_MIN;
+    case ReduceOp::kMax: return MPI_MAX;
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg: break;  // the sum, divided afterwards
+  }
+  return MPI_SUM;
+}
+
+MPI_Datatype mpiType(DataType type) {
+  switch (type) {
+    case DataType::kInt8: return MPI_INT8_T;
+    case DataType::kUInt8: return MPI_UINT8_T;
+    case DataType::kInt32: return MPI_INT32_T;
+    case DataType::kUInt32: return MPI_UINT32_T;
+    case DataType::kInt64: return MPI_INT64_T;
+    case DataType::kUInt64: return MPI_UINT64_T;
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return MPI_UINT16_T;  // reduced by halfOp
+    case DataType::kFloat32: return MPI_FLOAT;
+    case DataType::kFloat64: return MPI_DOUBLE;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+}  // namespace
+
+void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+  // A round first, whatever RINGSYNC_CHECK says: it compares the fingerprints, and it is the only
+  // part of the call under the deadline, so a rank that never makes the call is a TimeoutError
+  // naming it instead of a hang inside MPI_Allreduce.
+  context.rounds.run(context.header, nullptr, 0, context.deadline);
+  firstRoundDone(context);
+  const std::size_t elementBytes = dataTypeSize(args.type);
+  const MPI_Datatype type = mpiType(args.type);
+  const MPI_Op op = mpiOp(args.type, args.op);
+  const bool inPlace = args.send == args.recv;
+  // MPI counts are ints: a longer message goes in pieces, one MPI_Allreduce each.
+  constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
+  for (std::size_t done = 0; done < args.count;) {
+    const std::size_t piece = std::min(kMaxPiece, args.count - done);
+    auto* recv = static_cast<std::byte*>(args.recv) + done * elementBytes;
+    const void* send = inPlace ? MPI_IN_PLACE : static_cast<const std::byte*>(args.send) + done * elementBytes;
+    RINGSYNC_CHECK_MPI(MPI_Allreduce(send, recv, static_cast<int>(piece), type, op, context.comm));
+    done += piece;
+  }
+  if (args.op == ReduceOp::kAvg) divideElements(args.recv, args.count, args.type, context.size);
+}
+
+}  // namespace ringsync::detail

@@ -36,15 +36,15 @@ struct HalfOps {
   }
 };
 
-// Created on first use and kept until the process ends (the MPI_Ops are never freed: a handful,
-// and freeing them would need a hook before MPI_Finalize).
 template <DataType kType>
 MPI_Op halfOp(ReduceOp op) {
   static const HalfOps<kType> ops;
   return ops.of(op);
 }
 
-MPI_Op mpiOp(DataType type, ReduceOp op) {
+}  // namespace
+
+MPI_Op mpiReduceOp(DataType type, ReduceOp op) {
   if (type == DataType::kFloat16) return halfOp<DataType::kFloat16>(op);
   if (type == DataType::kBFloat16) return halfOp<DataType::kBFloat16>(op);
   switch (op) {
@@ -57,7 +57,7 @@ MPI_Op mpiOp(DataType type, ReduceOp op) {
   return MPI_SUM;
 }
 
-MPI_Datatype mpiType(DataType type) {
+MPI_Datatype mpiDatatype(DataType type) {
   switch (type) {
     case DataType::kInt8: return MPI_INT8_T;
     case DataType::kUInt8: return MPI_UINT8_T;
@@ -73,7 +73,21 @@ MPI_Datatype mpiType(DataType type) {
   return MPI_DATATYPE_NULL;
 }
 
-}  // namespace
+void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, MPI_Comm comm,
+                         int size) {
+  const std::size_t elementBytes = dataTypeSize(type);
+  const MPI_Datatype datatype = mpiDatatype(type);
+  const MPI_Op mpiOp = mpiReduceOp(type, op);
+  constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
+  for (std::size_t done = 0; done < count;) {
+    const std::size_t piece = std::min(kMaxPiece, count - done);
+    auto* out = static_cast<std::byte*>(recv) + done * elementBytes;
+    const void* in = send == recv ? MPI_IN_PLACE : static_cast<const std::byte*>(send) + done * elementBytes;
+    RINGSYNC_CHECK_MPI(MPI_Allreduce(in, out, static_cast<int>(piece), datatype, mpiOp, comm));
+    done += piece;
+  }
+  if (op == ReduceOp::kAvg) divideElements(recv, count, type, size);
+}
 
 void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
   // A round first, whatever RINGSYNC_CHECK says: it compares the fingerprints, and it is the only
@@ -81,20 +95,7 @@ void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
   // naming it instead of a hang inside MPI_Allreduce.
   context.rounds.run(context.header, nullptr, 0, context.deadline);
   firstRoundDone(context);
-  const std::size_t elementBytes = dataTypeSize(args.type);
-  const MPI_Datatype type = mpiType(args.type);
-  const MPI_Op op = mpiOp(args.type, args.op);
-  const bool inPlace = args.send == args.recv;
-  // MPI counts are ints: a longer message goes in pieces, one MPI_Allreduce each.
-  constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
-  for (std::size_t done = 0; done < args.count;) {
-    const std::size_t piece = std::min(kMaxPiece, args.count - done);
-    auto* recv = static_cast<std::byte*>(args.recv) + done * elementBytes;
-    const void* send = inPlace ? MPI_IN_PLACE : static_cast<const std::byte*>(args.send) + done * elementBytes;
-    RINGSYNC_CHECK_MPI(MPI_Allreduce(send, recv, static_cast<int>(piece), type, op, context.comm));
-    done += piece;
-  }
-  if (args.op == ReduceOp::kAvg) divideElements(args.recv, args.count, args.type, context.size);
+  allreduceThroughMpi(args.send, args.recv, args.count, args.type, args.op, context.comm, context.size);
 }
 
 }  // namespace ringsync::detail

@@ -18,10 +18,28 @@
 // (Open MPI's give the same bits for these commutative operations; the standard only advises it).
 #pragma once
 
+#include <cstddef>
+
+#include <mpi.h>
+
 #include "algorithms.h"
+#include "ringsync/types.h"
 
 namespace ringsync::detail {
 
 void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+
+// The MPI call itself, also the benches' baseline (bench/perf_mpi.h): MPI_Allreduce in pieces of
+// at most 2^30 elements (MPI counts are ints), send == recv in place; kAvg is MPI_SUM, then one
+// division by `size` (integers truncate toward zero, as ringsync's average).
+void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, MPI_Comm comm,
+                         int size);
+// MPI's name for a DataType: float16 and bfloat16 travel as 16-bit words (MPI_UINT16_T), reduced
+// by the user-defined ops of mpiReduceOp.
+MPI_Datatype mpiDatatype(DataType type);
+// The MPI_Op of `op` on `type` (kAvg: MPI_SUM). float16/bfloat16: ops made once per process with
+// MPI_Op_create over ringsync's reduction kernels, so they round as ringsync does; never freed
+// (a handful, and freeing them would need a hook before MPI_Finalize).
+MPI_Op mpiReduceOp(DataType type, ReduceOp op);
 
 }  // namespace ringsync::detail

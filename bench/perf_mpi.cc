@@ -11,7 +11,7 @@ namespace ringsync::bench {
 MpiBaseline::MpiBaseline(MPI_Comm comm) : comm_(comm) { RINGSYNC_CHECK_MPI(MPI_Comm_size(comm, &size_)); }
 
 void MpiBaseline::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) const {
-  detail::allreduceThroughMpi(send, recv, count, type, op, comm_, size_);
+  detail::allreduceThroughMpi(send, recv, count, type, op, comm_, size_, /*deadline=*/nullptr);
 }
 
 void MpiBaseline::broadcast(void* buf, std::size_t count, DataType type, int root) const {

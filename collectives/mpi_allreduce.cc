@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "mpi_check.h"
+#include "ringsync/errors.h"
 #include "reduce_kernels.h"
 
 namespace ringsync::detail {
@@ -74,28 +75,43 @@ MPI_Datatype mpiDatatype(DataType type) {
 }
 
 void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, MPI_Comm comm,
-                         int size) {
+                         int size, Deadline* deadline) {
   const std::size_t elementBytes = dataTypeSize(type);
   const MPI_Datatype datatype = mpiDatatype(type);
   const MPI_Op mpiOp = mpiReduceOp(type, op);
   constexpr std::size_t kMaxPiece = std::size_t{1} << 30;
   for (std::size_t done = 0; done < count;) {
-    const std::size_t piece = std::min(kMaxPiece, count - done);
+    const int piece = static_cast<int>(std::min(kMaxPiece, count - done));
     auto* out = static_cast<std::byte*>(recv) + done * elementBytes;
     const void* in = send == recv ? MPI_IN_PLACE : static_cast<const std::byte*>(send) + done * elementBytes;
-    RINGSYNC_CHECK_MPI(MPI_Allreduce(in, out, static_cast<int>(piece), datatype, mpiOp, comm));
-    done += piece;
+    if (deadline == nullptr) {
+      RINGSYNC_CHECK_MPI(MPI_Allreduce(in, out, piece, datatype, mpiOp, comm));
+    } else {
+      MPI_Request request = MPI_REQUEST_NULL;
+      RINGSYNC_CHECK_MPI(MPI_Iallreduce(in, out, piece, datatype, mpiOp, comm, &request));
+      for (int finished = 0;;) {
+        RINGSYNC_CHECK_MPI(MPI_Test(&request, &finished, MPI_STATUS_IGNORE));
+        if (finished) break;
+        deadline->idleWaitingFor("MPI_Iallreduce");
+      }
+      deadline->progressed();
+    }
+    done += static_cast<std::size_t>(piece);
   }
   if (op == ReduceOp::kAvg) divideElements(recv, count, type, size);
 }
 
 void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
-  // A round first, whatever RINGSYNC_CHECK says: it compares the fingerprints, and it is the only
-  // part of the call under the deadline, so a rank that never makes the call is a TimeoutError
-  // naming it instead of a hang inside MPI_Allreduce.
+  // A round first, whatever RINGSYNC_CHECK says: it compares the fingerprints (MismatchError naming
+  // the ranks) and, with the check off, still refuses calls MPI would combine wrongly (ranks
+  // passing different counts to MPI_Allreduce get truncation errors on some, wrong data on others).
   context.rounds.run(context.header, nullptr, 0, context.deadline);
   firstRoundDone(context);
-  allreduceThroughMpi(args.send, args.recv, args.count, args.type, args.op, context.comm, context.size);
+  for (int r = 0; r < context.size; ++r)
+    if (!sameCall(context.rounds.header(r), context.header))
+      throw MismatchError(describeCall(context.header) + ": ranks made different calls (RINGSYNC_CHECK=1 names them)");
+  allreduceThroughMpi(args.send, args.recv, args.count, args.type, args.op, context.comm, context.size,
+                      &context.deadline);
 }
 
 }  // namespace ringsync::detail

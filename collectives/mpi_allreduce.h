@@ -1,21 +1,26 @@
-// The all-reduce handed to the MPI library (RINGSYNC_ALGO=mpi): MPI_Allreduce on the communicator.
-// Never chosen automatically: it is the baseline that puts MPI's own algorithm inside the very
-// program being measured (the GradientAverager's buckets and overlap, the trainer), where
-// allreduce_perf's --compare mpi can only time the bare call; and, as Horovod's
-// HOROVOD_CPU_OPERATIONS=mpi, a way out where the library's algorithm suits a network better.
+// The all-reduce handed to the MPI library (RINGSYNC_ALGO=mpi): MPI_Iallreduce on the
+// communicator, polled under the call's deadline. Never chosen automatically: it is the baseline
+// that puts MPI's own algorithm inside the very program being measured (the GradientAverager's
+// buckets and overlap, the trainer), where allreduce_perf's --compare mpi can only time the bare
+// call; and, as Horovod's HOROVOD_CPU_OPERATIONS=mpi, a way out where the library's algorithm
+// suits a network better.
 //
-// Why the blocking MPI_Allreduce and not MPI_Iallreduce polled under the deadline: Open MPI serves
-// the non-blocking call with another component (libnbc), whose schedule moves only inside
-// MPI_Test; in the trainer across two simulated hosts it took 0.68x of one host's samples/s where
-// MPI_Allreduce (coll/tuned, what users compare against) took 0.75x (bench/RESULTS.md, section 13).
+// Why not the blocking MPI_Allreduce, which Open MPI serves with its tuned algorithms (coll/tuned)
+// where the non-blocking call gets libnbc's (binomial for an in-place call or fewer than 4 ranks:
+// the trainer across two hosts made 0.68x of one host's samples/s with it against 0.75-0.79x,
+// bench/RESULTS.md section 13): a blocking call cannot be given up. A rank whose deadline passes
+// in the fingerprint round, just before a late peer arrives, raises TimeoutError and never calls
+// MPI; the others, whose deadlines started later, would then block in MPI_Allreduce for good.
+// Polled, they time out too. (`-x OMPI_MCA_coll_libnbc_iallreduce_algorithm=1` picks libnbc's ring.)
 //
 // Kept as everywhere: a round with the fingerprints goes first (MismatchError naming the ranks
 // before MPI sees the call; a rank that never makes the call is a TimeoutError naming it), kAvg
 // is the sum then one division, float16 and bfloat16 reduce with ringsync's own kernels (an MPI_Op
-// over 16-bit words: MPI has no such types). Not kept: the deadline ends with that round (a peer
-// that stops inside MPI_Allreduce is MPI's to detect: Open MPI ends the job when a process dies, a
-// stopped one hangs there), and that the bits are the same on every rank is up to MPI's algorithm
-// (Open MPI's give the same bits for these commutative operations; the standard only advises it).
+// over 16-bit words: MPI has no such types), a peer that stops answering is a TimeoutError. Not
+// kept: after a TimeoutError MPI may still write the receive buffer (a collective request cannot
+// be cancelled; the communicator is aborted then), and that the bits are the same on every rank is
+// up to MPI's algorithm (Open MPI's give the same bits for these commutative operations; the
+// standard only advises it).
 #pragma once
 
 #include <cstddef>
@@ -29,11 +34,12 @@ namespace ringsync::detail {
 
 void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
 
-// The MPI call itself, also the benches' baseline (bench/perf_mpi.h): MPI_Allreduce in pieces of
-// at most 2^30 elements (MPI counts are ints), send == recv in place; kAvg is MPI_SUM, then one
-// division by `size` (integers truncate toward zero, as ringsync's average).
+// The MPI call itself, in pieces of at most 2^30 elements (MPI counts are ints), send == recv in
+// place; kAvg is MPI_SUM, then one division by `size` (integers truncate toward zero, as ringsync's
+// average). With a deadline MPI_Iallreduce polled under it; without, the blocking MPI_Allreduce
+// (the benches' baseline, bench/perf_mpi.h: the bare call users compare against).
 void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, MPI_Comm comm,
-                         int size);
+                         int size, Deadline* deadline);
 // MPI's name for a DataType: float16 and bfloat16 travel as 16-bit words (MPI_UINT16_T), reduced
 // by the user-defined ops of mpiReduceOp.
 MPI_Datatype mpiDatatype(DataType type);

@@ -76,7 +76,7 @@ const char* doublingReason(HierarchyBlocker blocker) {
 }
 
 Selection chooseAllreduce(const SelectionInputs& in) {
-  if (in.options.algorithm == Algorithm::kMpi) return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce"};
+  if (in.options.algorithm == Algorithm::kMpi) return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce, polled under the deadline"};
   const Selection automatic = chooseAutomatically(in);
   if (in.options.algorithm != Algorithm::kRecursiveDoubling ||
       automatic.algorithm == AlgorithmId::kRecursiveDoublingAllreduce)

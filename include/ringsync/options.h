@@ -60,7 +60,7 @@ struct Options {
   // runs across all ranks (for tests). Broadcast: across nodes with the same number (>= 2) of ranks
   // each, above the direct round, the chain among one rank per node and shared memory inside the
   // nodes (collectives/hierarchical_broadcast.h); RINGSYNC_ALGO=hierarchical forces it at any size.
-  // mpi is never chosen automatically: every host all-reduce goes to MPI_Iallreduce (a baseline
+  // mpi is never chosen automatically: every host all-reduce goes to MPI_Iallreduce, polled under the deadline (a baseline
   // inside the program measured, as Horovod's HOROVOD_CPU_OPERATIONS=mpi; collectives/
   // mpi_allreduce.h); broadcasts keep the automatic choice.
   Algorithm algorithm = Algorithm::kAuto;

@@ -120,7 +120,7 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
 }
 
-TEST_CASE("allreduce: MPI_Iallreduce forced (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {
+TEST_CASE("allreduce: handed to MPI (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {
   // float16/bfloat16 go through an MPI_Op of ringsync's kernels, kAvg is the sum then a division:
   // the same closed forms as every other algorithm, bit-identical on every rank.
   Options options;

@@ -1,5 +1,6 @@
 # allreduce_perf and broadcast_perf (nccl-tests style), one small file per collective over one
-# shared harness (perf_*.cc). They use ringsync's public headers only, and check their results
+# shared harness (perf_*.cc). They use ringsync's public headers (and, for the MPI baseline, the
+# library's MPI all-reduce, collectives/mpi_allreduce.h), and check their results
 # against the closed forms the tests use (ringsync_closed_form, tests/support/closed_form/).
 find_package(CLI11 REQUIRED CONFIG)
 
@@ -13,7 +14,8 @@ add_library(ringsync_perf_harness STATIC
   ${CMAKE_CURRENT_LIST_DIR}/perf_pattern.cc)
 target_link_libraries(ringsync_perf_harness PUBLIC ringsync ringsync_closed_form
                       PRIVATE CLI11::CLI11 nlohmann_json::nlohmann_json ringsync_warnings)
-# The MPI baseline's float16/bfloat16 ops round with the library's own conversion (collectives/half.h).
+# The MPI baseline is the library's MPI all-reduce without a deadline (collectives/mpi_allreduce.h):
+# its float16/bfloat16 ops round with the library's own kernels.
 target_include_directories(ringsync_perf_harness PRIVATE ${PROJECT_SOURCE_DIR})
 if(RINGSYNC_WITH_CUDA)
   # Device buffers and CUDA events for --backend nccl|staged: the runtime only, never the driver stub.

@@ -1,5 +1,6 @@
 // The baseline: Open MPI's own MPI_Allreduce / MPI_Bcast on host buffers, for any ringsync
-// DataType and ReduceOp, through the calls RINGSYNC_ALGO=mpi makes (collectives/mpi_allreduce.h):
+// DataType and ReduceOp, through the library's allreduceThroughMpi without a deadline, i.e. the
+// blocking MPI_Allreduce (collectives/mpi_allreduce.h; RINGSYNC_ALGO=mpi polls MPI_Iallreduce):
 // large counts in pieces (MPI counts are int), float16 and bfloat16 reduced by user-defined ops
 // over ringsync's kernels (so they round as ringsync does), avg as MPI_SUM followed by one
 // division, since MPI has no average. No fingerprint round: this is the bare MPI call.

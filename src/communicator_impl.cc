@@ -78,8 +78,11 @@ Communicator::Impl::~Impl() {
   const double mergeSeconds = options_.timeoutSeconds > 0 ? std::min(options_.timeoutSeconds, 10.0) : 10.0;
   tracer_.finish(comm_, !aborted_ && !finalized, mergeSeconds, logger_);
   if (aborted_) {
-    // Receives abandoned by the failed call may still complete into this memory: never free it.
+    // Receives abandoned by the failed call (point-to-point receives MPI_Cancel could not stop, an
+    // MPI_Iallreduce, which cannot be cancelled at all) may still complete into this memory: never
+    // free it. (The device layer keeps its staging memory for the same reason: DevicePath::abort.)
     ringScratch_.abandon();
+    packScratch_.abandon();
     doublingBuffers_.message.abandon();
     doublingBuffers_.incoming.abandon();
     doublingBuffers_.spare.abandon();

@@ -49,7 +49,8 @@ class DevicePath {
   // Pinned host memory and the copies for the staged path; BackendError without CUDA.
   virtual StagingMemory& staging() = 0;
 
-  // After a failure: abort NCCL (ncclCommAbort) so nothing waits on it. Never throws.
+  // After a failure: abort NCCL (ncclCommAbort) so nothing waits on it, and keep the staging memory
+  // for good (receives the failed call abandoned may still write it). Never throws.
   virtual void abort() noexcept = 0;
 };
 

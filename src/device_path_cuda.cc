@@ -52,6 +52,9 @@ class CudaDevicePath final : public DevicePath {
 
   void abort() noexcept override {
     if (nccl_) nccl_->abort();
+    // A staged call that failed may have left receives into this memory pending (an MPI_Iallreduce
+    // cannot be cancelled): never free it. The communicator is unusable from here on.
+    static_cast<void>(staging_.release());
   }
 
  private:

@@ -22,7 +22,7 @@ bool stillWorks(Communicator& comm) {
 
 }  // namespace
 
-TEST_CASE("unchecked: a count mismatch on the direct path is still refused on every rank", "[faults][unchecked]") {
+TEST_CASE("unchecked: a count mismatch on a path with a round (direct; RINGSYNC_ALGO=mpi) is still refused on every rank", "[faults][unchecked]") {
   REQUIRE_FALSE(Options::fromEnvironment().checkCalls);
   Communicator comm(MPI_COMM_WORLD);
   const int n = comm.size();

@@ -1,6 +1,6 @@
 #include "algorithm_context.h"
 
-#include "ring_allreduce.h"
+#include "ring_pipeline.h"
 
 namespace ringsync::detail {
 

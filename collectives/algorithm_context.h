@@ -1,7 +1,7 @@
 // What every host algorithm runs over, and the first round every one of them starts with.
 //
-// An algorithm is one routine, `void name(AlgorithmContext&, const <Collective>Args&)`, complete in
-// its own file (collectives/algorithms.h lists them). The context holds the ranks, the round
+// An algorithm is one routine, `void name(AlgorithmContext&, const Call&)`, complete in its own
+// file (collectives/algorithm_table.h lists them). The context holds the ranks, the round
 // transport, the ring's settings and scratch, this call's fingerprint and deadline, and the
 // caller's check. Every algorithm sends this call's fingerprint in its first round and calls
 // firstRoundDone() when that round has completed, before it uses any peer's data: that is where
@@ -70,6 +70,9 @@ struct AlgorithmContext {
   // The same on every rank for a given call; false for broadcasts and in the contexts made inside
   // an algorithm.
   bool wholeChunksBetweenTwoNodes = false;
+  // The partial sums of the ring's reduce-scatter alone (two chunks, ring_pipeline.cc), kept for the
+  // communicator's life; null in contexts that run no ring reduce-scatter.
+  ScratchBuffer* ringPartials = nullptr;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

@@ -10,6 +10,7 @@ const char* collectiveName(CollectiveKind kind) {
     case CollectiveKind::kBroadcast: return "broadcast";
     case CollectiveKind::kAllgather: return "allgather";
     case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kReduceScatter: return "reducescatter";
   }
   return "unknown-collective";
 }
@@ -17,13 +18,12 @@ const char* collectiveName(CollectiveKind kind) {
 const char* memoryKindName(MemoryKind kind) { return kind == MemoryKind::kHost ? "host" : "device"; }
 
 std::string describeCall(const CallHeader& header) {
-  const auto kind = static_cast<CollectiveKind>(header.kind);
-  std::string text = std::string(collectiveName(kind)) + " #" + std::to_string(header.sequence);
-  if (kind == CollectiveKind::kBarrier) return text;
-  text += " count=" + std::to_string(header.count) + " " + dataTypeName(static_cast<DataType>(header.dataType));
-  if (kind == CollectiveKind::kAllreduce) text += std::string(" ") + reduceOpName(static_cast<ReduceOp>(header.op));
-  if (kind == CollectiveKind::kBroadcast) text += " root=" + std::to_string(header.root);
-  if (static_cast<MemoryKind>(header.memory) == MemoryKind::kDevice) text += " on device buffers";
+  std::string text = std::string(collectiveName(header.kind)) + " #" + std::to_string(header.sequence);
+  if (header.kind == CollectiveKind::kBarrier) return text;
+  text += " count=" + std::to_string(header.count) + " " + dataTypeName(header.dataType);
+  if (header.op != kNoReduceOp) text += std::string(" ") + reduceOpName(header.op);
+  if (header.kind == CollectiveKind::kBroadcast) text += " root=" + std::to_string(header.root);
+  if (header.memory == MemoryKind::kDevice) text += " on device buffers";
   return text;
 }
 

@@ -4,10 +4,10 @@
 
 namespace ringsync::detail {
 
-void chainBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
+void chainBroadcast(AlgorithmContext& context, const Call& args) {
   fingerprintRound(context);
   const int rank = context.rank, size = context.size, root = args.root;
-  const std::size_t bytes = args.bytes;
+  const std::size_t bytes = args.blockBytes();
   if (size == 1 || bytes == 0) return;
   Deadline& deadline = context.deadline;
   const int position = (rank - root + size) % size;  // 0 at the root, size-1 at the chain's end
@@ -18,7 +18,7 @@ void chainBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
   const std::size_t segmentBytes = context.ring.segmentBytes;
   const std::size_t segments = (bytes + segmentBytes - 1) / segmentBytes;
   const std::size_t depth = static_cast<std::size_t>(context.ring.depth);
-  auto* data = static_cast<std::byte*>(args.buf);
+  auto* data = static_cast<std::byte*>(args.recv);
   auto segmentSize = [&](std::size_t s) { return std::min(segmentBytes, bytes - s * segmentBytes); };
 
   // Slots [0, depth) receive, [depth, 2·depth) send. A segment is forwarded once it has arrived.

@@ -3,10 +3,11 @@
 // for large S every link carries S once, the bandwidth limit of a broadcast.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
-void chainBroadcast(AlgorithmContext& context, const BroadcastArgs& args);
+void chainBroadcast(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

@@ -6,7 +6,7 @@
 
 namespace ringsync::detail {
 
-void directAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+void directAllreduce(AlgorithmContext& context, const Call& args) {
   const std::size_t bytes = args.count * dataTypeSize(args.type);
   RoundTransport& round = context.rounds;
   round.run(context.header, args.send, bytes, context.deadline);

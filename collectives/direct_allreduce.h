@@ -4,10 +4,11 @@
 // Cost: alpha + (n-1)·S·beta + (n-1)·S·gamma, the best choice while alpha dominates.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
-void directAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+void directAllreduce(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

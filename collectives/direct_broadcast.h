@@ -3,10 +3,11 @@
 // memory the peers read the root's slot in place.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
-void directBroadcast(AlgorithmContext& context, const BroadcastArgs& args);
+void directBroadcast(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

@@ -6,7 +6,7 @@
 
 #include "node_hierarchy.h"
 #include "reduce_kernels.h"
-#include "ring_allreduce.h"
+#include "ring_pipeline.h"
 #include "ringsync/errors.h"
 #include "split_allreduce.h"
 
@@ -33,9 +33,13 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
 
+Call allreducePiece(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  return Call{CollectiveKind::kAllreduce, send, recv, count, type, op};
+}
+
 }  // namespace
 
-void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+void hierarchicalAllreduce(AlgorithmContext& context, const Call& args) {
   if (context.hierarchy == nullptr || args.scattered != nullptr)
     throw InvalidArgument("allreduce: the hierarchical algorithm needs ranks on several nodes with the same number "
                           "of ranks on each, and one contiguous buffer");
@@ -55,12 +59,12 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   const std::size_t pieces = args.count == 0 ? 1 : (args.count + pieceLimit - 1) / pieceLimit;
   auto pieceArgs = [&](std::size_t p) {
     const std::size_t begin = p * pieceLimit, length = std::min(pieceLimit, args.count - begin);
-    return AllreduceArgs{at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type, op};
+    return allreducePiece(at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type, op);
   };
-  auto ownArgs = [&](const AllreduceArgs& piece) {
+  auto ownArgs = [&](const Call& piece) {
     const SplitChunks chunks(piece.count, h.localSize);
     std::byte* own = at(piece.recv, chunks.begin(h.localRank), elementBytes);
-    return AllreduceArgs{own, own, chunks.length(h.localRank), args.type, op};
+    return allreducePiece(own, own, chunks.length(h.localRank), args.type, op);
   };
 
   PeerNames names(context.deadline);
@@ -70,29 +74,29 @@ void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args)
   AlgorithmContext cross{h.crossComm,     h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
                          context.ring,  // the across-node segments (options.h), as the hierarchy was built with
                          context.header, context.deadline, checked};
-  auto reduceScatterInNode = [&](const AllreduceArgs& piece) {
+  auto reduceScatterInNode = [&](const Call& piece) {
     names.use(h.nodeGlobalRanks);
     splitScatterRound(node, piece);
     splitReduceOwnChunk(node, piece);
   };
-  auto allGatherInNode = [&](const AllreduceArgs& piece) {
+  auto allGatherInNode = [&](const Call& piece) {
     names.use(h.nodeGlobalRanks);
     splitGatherRound(node, piece);
   };
 
   // Piece p's cross-node ring runs while the node all-gathers piece p-1 and reduce-scatters piece
   // p+1 through shared memory: the network stays busy during the node phases.
-  AllreduceArgs current = pieceArgs(0);
+  Call current = pieceArgs(0);
   reduceScatterInNode(current);
-  AllreduceArgs previous{};
+  Call previous{};
   for (std::size_t p = 0; p < pieces; ++p) {
-    const AllreduceArgs own = ownArgs(current);
+    const Call own = ownArgs(current);
     names.use(h.crossGlobalRanks);
     RingInProgress ring(cross, own);
     ring.advance();
     if (p > 0) allGatherInNode(previous);
     ring.advance();
-    AllreduceArgs next{};
+    Call next{};
     if (p + 1 < pieces) {
       next = pieceArgs(p + 1);
       reduceScatterInNode(next);

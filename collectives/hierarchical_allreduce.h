@@ -23,11 +23,12 @@
 // bulk data coming the other way.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
 // Needs context.hierarchy; contiguous buffers (args.scattered unset). send == recv: in place.
-void hierarchicalAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+void hierarchicalAllreduce(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

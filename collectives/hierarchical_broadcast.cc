@@ -10,12 +10,13 @@
 
 namespace ringsync::detail {
 
-void hierarchicalBroadcast(AlgorithmContext& context, const BroadcastArgs& args) {
+void hierarchicalBroadcast(AlgorithmContext& context, const Call& args) {
   if (context.hierarchy == nullptr)
     throw InvalidArgument("broadcast: the hierarchical algorithm needs ranks on several nodes with the same number "
                           "of ranks on each");
   fingerprintRound(context);
-  if (args.bytes == 0) return;
+  const std::size_t bytes = args.blockBytes();
+  if (bytes == 0) return;
   NodeHierarchy& h = *context.hierarchy;
   const int rootLocal = h.localRankOf[static_cast<std::size_t>(args.root)];
   const bool carrier = h.localRank == rootLocal;  // this node's rank in the cross-node chain
@@ -28,14 +29,16 @@ void hierarchicalBroadcast(AlgorithmContext& context, const BroadcastArgs& args)
     AlgorithmContext cross{h.crossComm,  h.nodeIndex,     h.nodes,          *h.crossRounds, h.crossScratch,
                            context.ring, context.header, context.deadline, checked};
     names.use(h.crossGlobalRanks);
-    chainBroadcast(cross, {args.buf, args.bytes, crossRoot});
+    Call crossCall = args;
+    crossCall.root = crossRoot;
+    chainBroadcast(cross, crossCall);
   }
   names.use(h.nodeGlobalRanks);
   RoundTransport& node = *h.nodeRounds;
-  auto* data = static_cast<std::byte*>(args.buf);
+  auto* data = static_cast<std::byte*>(args.recv);
   const std::size_t piece = node.maxPayloadBytes();
-  for (std::size_t offset = 0; offset < args.bytes; offset += piece) {
-    const std::size_t length = std::min(piece, args.bytes - offset);
+  for (std::size_t offset = 0; offset < bytes; offset += piece) {
+    const std::size_t length = std::min(piece, bytes - offset);
     node.run(context.header, carrier ? data + offset : nullptr, carrier ? length : 0, context.deadline);
     node.requirePayloadBytes([&](int r) { return r == rootLocal ? length : std::size_t{0}; });
     if (!carrier) std::memcpy(data + offset, node.payload(rootLocal), length);

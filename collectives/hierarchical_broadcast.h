@@ -11,11 +11,12 @@
 // first, as the chain does, so that no phase waits for a peer in another call.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
 // Needs context.hierarchy.
-void hierarchicalBroadcast(AlgorithmContext& context, const BroadcastArgs& args);
+void hierarchicalBroadcast(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

@@ -101,7 +101,7 @@ void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataTy
   if (op == ReduceOp::kAvg) divideElements(recv, count, type, size);
 }
 
-void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+void mpiAllreduce(AlgorithmContext& context, const Call& args) {
   // A round first, whatever RINGSYNC_CHECK says: it compares the fingerprints (MismatchError naming
   // the ranks) and, with the check off, still refuses calls MPI would combine wrongly (ranks
   // passing different counts to MPI_Allreduce get truncation errors on some, wrong data on others).

@@ -27,12 +27,13 @@
 
 #include <mpi.h>
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 #include "ringsync/types.h"
 
 namespace ringsync::detail {
 
-void mpiAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+void mpiAllreduce(AlgorithmContext& context, const Call& args);
 
 // The MPI call itself, in pieces of at most 2^30 elements (MPI counts are ints), send == recv in
 // place; kAvg is MPI_SUM, then one division by `size` (integers truncate toward zero, as ringsync's

@@ -32,7 +32,7 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
     case ReduceOp::kProd: return ncclProd;
     case ReduceOp::kMin: return ncclMin;
     case ReduceOp::kMax: return ncclMax;
-    case ReduceOp::kAvg: return ncclSum;  // then divide(): see allreduce()
+    case ReduceOp::kAvg: return ncclSum;  // then divide(): see run()
   }
   throw InvalidArgument("NCCL: op=" + std::to_string(static_cast<int>(op)) + " is not a ReduceOp");
 }
@@ -95,28 +95,43 @@ void NcclCommunicator::finish(const char* call, cudaStream_t stream, Deadline& d
   }
 }
 
-void NcclCommunicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                                 cudaStream_t stream, Deadline& deadline) {
-  ensureHealthy("allreduce");
-  if (count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
-  settle(ncclAllReduce(send, recv, count, ncclTypeOf(type), ncclOpOf(op), comm_, stream), "ncclAllReduce", deadline);
-  if (op == ReduceOp::kAvg) {
+void NcclCommunicator::enqueue(const Call& call, Deadline& deadline) {
+  const ncclDataType_t type = ncclTypeOf(call.type);
+  cudaStream_t stream = call.stream;
+  switch (call.kind) {
+    case CollectiveKind::kAllreduce:
+      settle(ncclAllReduce(call.send, call.recv, call.count, type, ncclOpOf(call.op), comm_, stream), "ncclAllReduce",
+             deadline);
+      return;
+    case CollectiveKind::kReduceScatter:
+      settle(ncclReduceScatter(call.send, call.recv, call.count, type, ncclOpOf(call.op), comm_, stream),
+             "ncclReduceScatter", deadline);
+      return;
+    case CollectiveKind::kAllgather:
+      settle(ncclAllGather(call.send, call.recv, call.count, type, comm_, stream), "ncclAllGather", deadline);
+      return;
+    case CollectiveKind::kBroadcast:
+      settle(ncclBroadcast(call.send, call.recv, call.count, type, call.root, comm_, stream), "ncclBroadcast", deadline);
+      return;
+    case CollectiveKind::kBarrier: break;
+  }
+  throw InvalidArgument(std::string("NCCL: ") + collectiveName(call.kind) + " is not a collective NCCL runs here");
+}
+
+void NcclCommunicator::run(const Call& call, Deadline& deadline) {
+  const char* name = collectiveName(call.kind);
+  ensureHealthy(name);
+  if (call.count == 0) return;  // every rank has the same count (fingerprinted): all skip alike
+  enqueue(call, deadline);
+  if (call.reduces() && call.op == ReduceOp::kAvg) {
     // ncclAvg pre-multiplies by fl(1/n) (for halves a factor rounded to 11 bits), which is not the
     // host path's fl(sum)/n for n = 3, 5, 6, ...: sum, then divide once on the same stream, so every
     // backend gives the same bits (integers truncate toward zero, as on the host).
     int ranks = 1;
     RINGSYNC_CHECK_NCCL(ncclCommCount(comm_, &ranks));
-    if (ranks > 1) cuda::divide(recv, recv, count, type, ranks, stream);
+    if (ranks > 1) cuda::divide(call.recv, call.recv, call.count, call.type, ranks, call.stream);
   }
-  if (stream == nullptr) finish("allreduce", stream, deadline);
-}
-
-void NcclCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream,
-                                 Deadline& deadline) {
-  ensureHealthy("broadcast");
-  if (count == 0) return;
-  settle(ncclBroadcast(buf, buf, count, ncclTypeOf(type), root, comm_, stream), "ncclBroadcast", deadline);
-  if (stream == nullptr) finish("broadcast", stream, deadline);
+  if (call.stream == nullptr) finish(name, call.stream, deadline);
 }
 
 }  // namespace ringsync::detail

@@ -1,6 +1,7 @@
 // The NCCL path for device buffers: one ncclComm_t over the ranks of the Communicator's MPI
 // communicator, bootstrapped through MPI (rank 0's ncclUniqueId travels by MPI_Bcast), used for
-// ncclAllReduce / ncclBroadcast on the caller's stream, aborted on failure, destroyed at the end.
+// the call's collective on the caller's stream (ncclAllReduce, ncclReduceScatter, ncclAllGather,
+// ncclBroadcast), aborted on failure, destroyed at the end.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include "call.h"
 #include "ringsync/types.h"
 #include "transport.h"
 
@@ -29,13 +31,11 @@ class NcclCommunicator {
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  // Enqueued on `stream`. With stream == nullptr the call runs on the legacy default stream and
-  // returns once it completed, polling under the call's `deadline` (the one its fingerprint round
-  // used), so that a stuck peer turns into a TimeoutError instead of a hang. BackendError carries
-  // NCCL's own text.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, cudaStream_t stream,
-                 Deadline& deadline);
-  void broadcast(void* buf, std::size_t count, DataType type, int root, cudaStream_t stream, Deadline& deadline);
+  // The call's collective, enqueued on call.stream (kAvg: the sum, then one division on the same
+  // stream). With no stream the call runs on the legacy default stream and returns once it
+  // completed, polling under the call's `deadline` (the one its fingerprint round used), so that a
+  // stuck peer turns into a TimeoutError instead of a hang. BackendError carries NCCL's own text.
+  void run(const Call& call, Deadline& deadline);
 
   // ncclCommAbort: nothing waits on this communicator any more. Later calls raise BackendError.
   void abort() noexcept;
@@ -43,6 +43,7 @@ class NcclCommunicator {
   int device() const { return device_; }
 
  private:
+  void enqueue(const Call& call, Deadline& deadline);  // the NCCL call itself
   void ensureHealthy(const char* call) const;  // raises on an earlier abort or an async NCCL error
   void finish(const char* call, cudaStream_t stream, Deadline& deadline) const;
   // A call's result on the non-blocking communicator: ncclInProgress is polled until it settles.

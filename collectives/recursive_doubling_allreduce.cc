@@ -46,7 +46,7 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
 
-void acrossAllRanks(AlgorithmContext& context, const AllreduceArgs& args, ReduceOp op) {
+void acrossAllRanks(AlgorithmContext& context, const Call& args, ReduceOp op) {
   const std::size_t bytes = args.count * dataTypeSize(args.type);
   CallSummary summary;
   summary.add(context.rank, context.header);
@@ -59,7 +59,7 @@ void acrossAllRanks(AlgorithmContext& context, const AllreduceArgs& args, Reduce
 }
 
 // `nodeRoundOpen` is set while this rank's first node round may be unread by a node peer.
-void nodeThenAcrossNodes(AlgorithmContext& context, const AllreduceArgs& args, ReduceOp op, bool* nodeRoundOpen) {
+void nodeThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp op, bool* nodeRoundOpen) {
   NodeHierarchy& h = *context.hierarchy;
   RoundTransport& node = *h.nodeRounds;
   const std::size_t elementBytes = dataTypeSize(args.type), bytes = args.count * elementBytes;
@@ -120,7 +120,7 @@ void nodeThenAcrossNodes(AlgorithmContext& context, const AllreduceArgs& args, R
 
 }  // namespace
 
-void recursiveDoublingAllreduce(AlgorithmContext& context, const AllreduceArgs& args) {
+void recursiveDoublingAllreduce(AlgorithmContext& context, const Call& args) {
   if (args.scattered != nullptr || context.doublingBuffers == nullptr)
     throw InvalidArgument("allreduce: recursive doubling takes one contiguous buffer and the communicator's doubling buffers");
   // kAvg: sums at every step, one division by every rank at the end (bit-identical everywhere).

@@ -31,12 +31,13 @@
 
 #include <cstddef>
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
 // Needs context.doublingBuffers; contiguous buffers. Uses context.hierarchy when set (its node
 // round must hold the whole message), else all ranks of context.comm. send == recv: in place.
-void recursiveDoublingAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+void recursiveDoublingAllreduce(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

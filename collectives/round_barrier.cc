@@ -2,7 +2,7 @@
 
 namespace ringsync::detail {
 
-void roundBarrier(AlgorithmContext& context) {
+void roundBarrier(AlgorithmContext& context, const Call&) {
   context.rounds.run(context.header, nullptr, 0, context.deadline);
   firstRoundDone(context);
 }

@@ -2,10 +2,11 @@
 // and the fingerprints come along for free.
 #pragma once
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 
 namespace ringsync::detail {
 
-void roundBarrier(AlgorithmContext& context);
+void roundBarrier(AlgorithmContext& context, const Call& call);
 
 }  // namespace ringsync::detail

@@ -1,5 +1,5 @@
-// The one-node all-reduce for mid-sized messages: a reduce-scatter and an all-gather through the
-// shared-memory slots of two rounds, with no MPI message at all.
+// The one-node all-reduce for mid-sized messages: the reduce-scatter round and the all-gather
+// round (round_halves.h) through the shared-memory slots, with no MPI message at all.
 //
 //   round 1  rank r publishes every chunk of its input but its own chunk r   ((n-1)/n·S)
 //            rank r reduces chunk r: its own input chunk with each peer's copy, peers in rank order
@@ -15,8 +15,10 @@
 
 #include <cstddef>
 
-#include "algorithms.h"
+#include "algorithm_context.h"
+#include "call.h"
 #include "chunk_layout.h"
+#include "round_halves.h"
 
 namespace ringsync::detail {
 
@@ -25,20 +27,20 @@ class SplitChunks : public ChunkLayout {
  public:
   using ChunkLayout::ChunkLayout;
   // Where chunk c sits in rank r's round-1 payload (which leaves out chunk r), in elements.
-  std::size_t offsetIn(int r, int c) const { return begin(c) - (c > r ? length(r) : 0); }
+  std::size_t offsetIn(int r, int c) const { return offsetInScatterPayload(*this, r, c); }
   // The largest round-1 payload of any rank, in elements (the rank with the smallest chunk).
   std::size_t largestGather() const { return count() - length(ranks() - 1); }
 };
 
-void splitAllreduce(AlgorithmContext& context, const AllreduceArgs& args);
+void splitAllreduce(AlgorithmContext& context, const Call& args);
 
 // splitAllreduce in its three steps, for an algorithm that works between them (the hierarchical
 // all-reduce, hierarchical_allreduce.h), on contiguous buffers only (args.scattered unset):
 //   splitScatterRound   round 1 (carries context.header); the caller then runs firstRoundDone()
 //   splitReduceOwnChunk recv[own chunk] = every rank's copy reduced (kAvg: divided by context.size)
 //   splitGatherRound    round 2: every rank's recv[own chunk] copied into every rank's recv
-void splitScatterRound(AlgorithmContext& context, const AllreduceArgs& args);
-void splitReduceOwnChunk(AlgorithmContext& context, const AllreduceArgs& args);
-void splitGatherRound(AlgorithmContext& context, const AllreduceArgs& args);
+void splitScatterRound(AlgorithmContext& context, const Call& args);
+void splitReduceOwnChunk(AlgorithmContext& context, const Call& args);
+void splitGatherRound(AlgorithmContext& context, const Call& args);
 
 }  // namespace ringsync::detail

@@ -159,13 +159,42 @@ Selection chooseBroadcast(const SelectionInputs& in) {
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
 }
 
+// Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
+// for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
+// (through shared memory on one node, no MPI message at all); then the ring, n-1 steps of one
+// block each, bandwidth-optimal. (count is a block's elements.)
+Selection chooseBlockwise(const SelectionInputs& in) {
+  const bool reduceScatter = in.kind == CollectiveKind::kReduceScatter;
+  const AlgorithmId round = reduceScatter ? AlgorithmId::kDirectReduceScatter : AlgorithmId::kDirectAllgather;
+  const AlgorithmId ring = reduceScatter ? AlgorithmId::kRingReduceScatter : AlgorithmId::kRingAllgather;
+  const std::size_t blockBytes = in.count * in.elementBytes;
+  const std::size_t roundBytes = reduceScatter ? blockBytes * static_cast<std::size_t>(std::max(in.size - 1, 0)) : blockBytes;
+  const bool roundFits = roundBytes <= in.roundPayloadBytes;
+  switch (in.options.algorithm) {
+    case Algorithm::kRing: return {ring, "RINGSYNC_ALGO=ring"};
+    case Algorithm::kDirect:
+      return roundFits ? Selection{round, "RINGSYNC_ALGO=direct"}
+                       : Selection{ring, "RINGSYNC_ALGO=direct, but the blocks exceed a round"};
+    case Algorithm::kSplit:
+    case Algorithm::kHierarchical:
+    case Algorithm::kRecursiveDoubling:
+    case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
+    case Algorithm::kAuto: break;
+  }
+  if (roundFits)
+    return {round, in.sharedMemoryRounds ? "blocks that fit a shared-memory round: one round, no MPI message"
+                                         : "small blocks: one round (latency 1 alpha)"};
+  return {ring, "large blocks: the bandwidth-optimal ring"};
+}
+
 }  // namespace
 
 Selection chooseAlgorithm(const SelectionInputs& in) {
   switch (in.kind) {
     case CollectiveKind::kAllreduce: return chooseAllreduce(in);
     case CollectiveKind::kBroadcast: return chooseBroadcast(in);
-    case CollectiveKind::kAllgather: return {AlgorithmId::kDirectAllgather, "every block to every peer"};
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllgather: return chooseBlockwise(in);
     case CollectiveKind::kBarrier: return {AlgorithmId::kRoundBarrier, "one round"};
   }
   return {AlgorithmId::kRoundBarrier, "unknown collective"};

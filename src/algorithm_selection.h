@@ -3,12 +3,12 @@
 // Every rank reaches the same answer for the same call (the inputs are the call's own fields,
 // settings agreed at construction, and constants), so ranks never disagree about the algorithm.
 //
-// To add an algorithm: collectives/algorithms.h, and a rule here.
+// To add an algorithm: collectives/algorithm_table.h, and a rule here.
 #pragma once
 
 #include <cstddef>
 
-#include "collectives/algorithms.h"
+#include "collectives/algorithm_table.h"
 #include "collectives/call_header.h"
 #include "collectives/node_hierarchy.h"
 #include "collectives/round_transport.h"
@@ -18,8 +18,8 @@ namespace ringsync::detail {
 
 struct SelectionInputs {
   CollectiveKind kind;
-  std::size_t count;         // elements
-  std::size_t elementBytes;  // 1 for broadcast (count is bytes there)
+  std::size_t count;         // elements, as the call counts them (a block for reduce-scatter and all-gather)
+  std::size_t elementBytes;
   int size;                  // ranks
   bool sharedMemoryRounds;   // every rank on this node: rounds go through shared memory
   std::size_t roundPayloadBytes;  // the most a round may carry per rank (RoundTransport::maxPayloadBytes)

@@ -17,7 +17,6 @@ std::string pointerText(const void* p) {
   out << p;
   return out.str();
 }
-}  // namespace
 
 void checkType(const char* call, DataType type) {
   if (!isValid(type)) reject(call, "type=" + std::to_string(static_cast<int>(type)) + " is not a ringsync::DataType");
@@ -67,6 +66,61 @@ void checkOverlap(const char* call, const void* send, const void* recv, std::siz
   if (s < r + recvBytes && r < s + sendBytes)
     reject(call, "send=" + pointerText(send) + " and recv=" + pointerText(recv) +
                      " overlap without being the same buffer (in place needs send == recv)");
+}
+
+// An in-place call names one buffer inside the other at this rank's block (`inner` = `outer` +
+// rank · block); any other overlap is rejected.
+void checkBlockOverlap(const char* call, const char* innerName, const void* inner, const char* outerName,
+                       const void* outer, std::size_t blockBytes, int rank, int size) {
+  const void* ownBlock = static_cast<const std::byte*>(outer) + static_cast<std::size_t>(rank) * blockBytes;
+  if (inner == ownBlock || blockBytes == 0) return;
+  const auto i = reinterpret_cast<std::uintptr_t>(inner);
+  const auto o = reinterpret_cast<std::uintptr_t>(outer);
+  const std::size_t outerBytes = blockBytes * static_cast<std::size_t>(size);
+  if (i < o + outerBytes && o < i + blockBytes)
+    reject(call, std::string(innerName) + "=" + pointerText(inner) + " overlaps " + outerName + "=" + pointerText(outer) +
+                     " without being this rank's block of it (in place needs " + innerName + " == " + outerName +
+                     " + rank * count elements, " + pointerText(ownBlock) + " on rank " + std::to_string(rank) + ")");
+}
+
+}  // namespace
+
+void checkArguments(const Call& c, int rank, int size) {
+  const char* call = collectiveName(c.kind);
+  if (c.kind == CollectiveKind::kBarrier) return;
+  checkType(call, c.type);
+  if (c.reduces()) checkOp(call, c.op);
+  const bool gathered = c.kind == CollectiveKind::kReduceScatter || c.kind == CollectiveKind::kAllgather;
+  if (gathered) {
+    checkGatheredCount(call, c.count, c.type, size);
+  } else {
+    checkCount(call, c.count, c.type);
+  }
+  const std::size_t es = c.elementBytes();
+  const std::size_t sendCount = c.sendCount(size), recvCount = c.recvCount(size);
+  switch (c.kind) {
+    case CollectiveKind::kBroadcast:
+      checkBuffer(call, "buf", c.recv, c.count, c.blockBytes());
+      checkRoot(call, c.root, size);
+      return;
+    case CollectiveKind::kAllreduce:
+      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
+      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
+      checkOverlap(call, c.send, c.recv, sendCount * es, recvCount * es);
+      return;
+    case CollectiveKind::kReduceScatter:
+      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
+      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
+      checkBlockOverlap(call, "recv", c.recv, "send", c.send, c.blockBytes(), rank, size);
+      return;
+    case CollectiveKind::kAllgather:
+      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
+      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
+      checkBlockOverlap(call, "send", c.send, "recv", c.recv, c.blockBytes(), rank, size);
+      return;
+    case CollectiveKind::kBarrier: return;
+  }
+  reject(call, "kind=" + std::to_string(static_cast<int>(c.kind)) + " is not a collective");
 }
 
 }  // namespace ringsync::detail

@@ -1,23 +1,19 @@
-// Checks every collective makes before it touches a buffer or sends a byte. Each failure is an
-// InvalidArgument whose message names the argument and its value.
+// The argument rules every collective's call passes before it touches a buffer or sends a byte,
+// keyed by the call's kind. Each failure is an InvalidArgument whose message names the call, the
+// argument and its value.
 #pragma once
 
-#include <cstddef>
-
-#include "ringsync/types.h"
+#include "collectives/call.h"
 
 namespace ringsync::detail {
 
-void checkType(const char* call, DataType type);
-void checkOp(const char* call, ReduceOp op);
-// count * size fits in a size_t and in what any 64-bit address space can map (2^57 bytes).
-void checkCount(const char* call, std::size_t count, DataType type);
-// checkCount for the count * ranks elements an allgather writes.
-void checkGatheredCount(const char* call, std::size_t count, DataType type, int ranks);
-// Not null when count > 0, and [buffer, buffer + bytes) does not wrap around the address space.
-void checkBuffer(const char* call, const char* name, const void* buffer, std::size_t count, std::size_t bytes);
-void checkRoot(const char* call, int root, int size);
-// send and recv are either the same pointer (in place) or disjoint.
-void checkOverlap(const char* call, const void* send, const void* recv, std::size_t sendBytes, std::size_t recvBytes);
+// - type (and op, for the reducing collectives) inside their enums;
+// - count (times the ranks, for reduce-scatter and all-gather) within what an address space holds;
+// - no null buffer with count > 0, no buffer wrapping around the address space;
+// - broadcast: root in [0, size);
+// - all-reduce: send and recv the same pointer (in place) or disjoint; reduce-scatter: recv
+//   disjoint from send or exactly this rank's block of it; all-gather: send disjoint from recv or
+//   exactly this rank's block of it.
+void checkArguments(const Call& call, int rank, int size);
 
 }  // namespace ringsync::detail

@@ -33,13 +33,13 @@ void CallTracer::record(const CallHeader& header) {
   call.startNs = header.arrivalNs;
   call.sequence = header.sequence;
   call.count = header.count;
-  call.kind = header.kind;
-  call.dataType = header.dataType;
-  call.op = header.op;
+  call.kind = static_cast<std::int32_t>(header.kind);
+  call.dataType = static_cast<std::int32_t>(header.dataType);
+  call.op = static_cast<std::int32_t>(header.op);
   call.root = header.root;
-  call.bytes = header.dataType >= 0 ? header.count * dataTypeSize(static_cast<DataType>(header.dataType)) : 0;
+  call.bytes = header.dataType != kNoDataType ? header.count * dataTypeSize(header.dataType) : 0;
   call.track = track_;
-  call.onDevice = static_cast<MemoryKind>(header.memory) == MemoryKind::kDevice;
+  call.onDevice = header.memory == MemoryKind::kDevice;
 }
 
 void CallTracer::finishRecord(const char* backend, const char* algorithm, bool onDevice) {

@@ -2,7 +2,6 @@
 // core (communicator_impl.h) runs the call.
 #include "ringsync/communicator.h"
 
-#include "argument_checks.h"
 #include "communicator_impl.h"
 #include "ringsync/errors.h"
 
@@ -39,53 +38,29 @@ bool Communicator::aborted() const { return state(impl_).aborted(); }
 std::string Communicator::abortReason() const { return state(impl_).abortReason(); }
 Placement Communicator::lastPlacement() const { return state(impl_).lastPlacement(); }
 
-void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
-  allreduce(send, recv, count, type, op, nullptr);
-}
+// Each collective is one Call (collectives/call.h) run by the core's one pipeline.
+using detail::Call;
+using detail::CollectiveKind;
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                              CUstream_st* stream) {
-  constexpr const char* kCall = "allreduce";
-  Impl& s = usable(impl_);
-  detail::checkType(kCall, type);
-  detail::checkOp(kCall, op);
-  detail::checkCount(kCall, count, type);
-  const std::size_t bytes = count * dataTypeSize(type);
-  detail::checkBuffer(kCall, "send", send, count, bytes);
-  detail::checkBuffer(kCall, "recv", recv, count, bytes);
-  detail::checkOverlap(kCall, send, recv, bytes, bytes);
-  s.allreduce(send, recv, count, type, op, stream);
+  usable(impl_).run(Call{CollectiveKind::kAllreduce, send, recv, count, type, op, -1, stream});
 }
 
-void Communicator::broadcast(void* buf, std::size_t count, DataType type, int root) {
-  broadcast(buf, count, type, root, nullptr);
+void Communicator::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType type, ReduceOp op,
+                                 CUstream_st* stream) {
+  usable(impl_).run(Call{CollectiveKind::kReduceScatter, send, recv, recvCount, type, op, -1, stream});
+}
+
+void Communicator::allgather(const void* send, void* recv, std::size_t sendCount, DataType type, CUstream_st* stream) {
+  usable(impl_).run(Call{CollectiveKind::kAllgather, send, recv, sendCount, type, ReduceOp::kSum, -1, stream});
 }
 
 void Communicator::broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream) {
-  constexpr const char* kCall = "broadcast";
-  Impl& s = usable(impl_);
-  detail::checkType(kCall, type);
-  detail::checkCount(kCall, count, type);
-  detail::checkBuffer(kCall, "buf", buf, count, count * dataTypeSize(type));
-  detail::checkRoot(kCall, root, s.size());
-  s.broadcast(buf, count, type, root, stream);
+  usable(impl_).run(Call{CollectiveKind::kBroadcast, buf, buf, count, type, ReduceOp::kSum, root, stream});
 }
 
-void Communicator::allgather(const void* send, void* recv, std::size_t count, DataType type) {
-  constexpr const char* kCall = "allgather";
-  Impl& s = usable(impl_);
-  detail::checkType(kCall, type);
-  detail::checkGatheredCount(kCall, count, type, s.size());
-  const std::size_t bytes = count * dataTypeSize(type);
-  detail::checkBuffer(kCall, "send", send, count, bytes);
-  detail::checkBuffer(kCall, "recv", recv, count, bytes * static_cast<std::size_t>(s.size()));
-  // In place means send is this rank's own block of recv.
-  const void* ownBlock = static_cast<const std::byte*>(recv) + static_cast<std::size_t>(s.rank()) * bytes;
-  if (send != ownBlock) detail::checkOverlap(kCall, send, recv, bytes, bytes * static_cast<std::size_t>(s.size()));
-  s.allgather(send, recv, count, type);
-}
-
-void Communicator::barrier() { usable(impl_).barrier(); }
+void Communicator::barrier() { usable(impl_).run(Call{CollectiveKind::kBarrier}); }
 
 Communicator Communicator::duplicate() const {
   const Impl& s = state(impl_);

@@ -83,6 +83,7 @@ Communicator::Impl::~Impl() {
     // free it. (The device layer keeps its staging memory for the same reason: DevicePath::abort.)
     ringScratch_.abandon();
     packScratch_.abandon();
+    ringPartials_.abandon();
     doublingBuffers_.message.abandon();
     doublingBuffers_.incoming.abandon();
     doublingBuffers_.spare.abandon();
@@ -120,7 +121,11 @@ void Communicator::Impl::averagerStepEnds() noexcept {
   detail::DeviceEpochs::averagerStepEnds();
 }
 
-detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* send, const void* recv) {
+detail::MemoryKind Communicator::Impl::memoryOf(const detail::Call& c) {
+  if (c.kind == detail::CollectiveKind::kBarrier) return detail::MemoryKind::kHost;
+  const char* call = detail::collectiveName(c.kind);
+  const void* send = c.send;
+  const void* recv = c.recv;
   const detail::PointerPlace sendPlace = detail::describePointer(send);
   const detail::PointerPlace recvPlace = send == recv ? sendPlace : detail::describePointer(recv);
   const detail::MemoryKind memory = detail::checkMemory(call, sendPlace.kind, recvPlace.kind, options_.backend);
@@ -143,16 +148,17 @@ detail::MemoryKind Communicator::Impl::memoryOf(const char* call, const void* se
   return memory;
 }
 
-detail::CallHeader Communicator::Impl::nextHeader(detail::CollectiveKind kind, std::size_t count, int type, int op,
-                                                  int root, detail::MemoryKind memory) {
+detail::CallHeader Communicator::Impl::nextHeader(const detail::Call& call, detail::MemoryKind memory) {
   detail::CallHeader header;
   header.sequence = sequence_++;
-  header.count = count;
-  header.kind = static_cast<std::int32_t>(kind);
-  header.dataType = type;
-  header.op = op;
-  header.root = root;
-  header.memory = static_cast<std::uint32_t>(memory);
+  header.kind = call.kind;
+  if (call.kind != detail::CollectiveKind::kBarrier) {
+    header.count = call.count;
+    header.dataType = call.type;
+  }
+  if (call.reduces()) header.op = call.op;
+  if (call.kind == detail::CollectiveKind::kBroadcast) header.root = call.root;
+  header.memory = memory;
   tracer_.begin(header);
   return header;
 }
@@ -166,14 +172,15 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
-  const bool broadcast = header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kBroadcast);
-  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,                   broadcast ? chain_ : ring_,
-          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_};
+  const bool broadcast = header.kind == detail::CollectiveKind::kBroadcast;
+  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,      broadcast ? chain_ : ring_,
+          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_,
+          &ringPartials_};
 }
 
-detail::Selection Communicator::Impl::select(detail::CollectiveKind kind, std::size_t count,
-                                             std::size_t elementBytes) const {
-  return detail::chooseAlgorithm({kind, count, elementBytes, size_, rounds_->sharedMemory(), rounds_->maxPayloadBytes(),
+detail::Selection Communicator::Impl::select(const detail::Call& call) const {
+  return detail::chooseAlgorithm({call.kind, call.count, call.elementBytes(), size_, rounds_->sharedMemory(),
+                                  rounds_->maxPayloadBytes(),
                                   options_, hierarchyBlocker_,
                                   hierarchy_ ? hierarchy_->nodeRounds->maxPayloadBytes() : std::size_t{0},
                                   hierarchy_ ? hierarchy_->nodes : localSize_ == size_ ? 0 : size_});
@@ -195,8 +202,8 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
   line += std::string(" (") + reason + ")";
   if (route == detail::Route::kHostRing && std::string_view(algorithm) == "ring" &&
-      header.kind == static_cast<std::int32_t>(detail::CollectiveKind::kAllreduce) &&
-      detail::sendsWholeChunks(wholeChunks_, size_, header.count, dataTypeSize(static_cast<DataType>(header.dataType))))
+      header.kind == detail::CollectiveKind::kAllreduce &&
+      detail::sendsWholeChunks(wholeChunks_, size_, header.count, dataTypeSize(header.dataType)))
     line += ", each chunk as one message";
   logger_.info(line);
 }

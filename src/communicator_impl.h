@@ -1,11 +1,14 @@
-// The Communicator core: the state behind a Communicator and the one path every collective takes.
+// The Communicator core: the state behind a Communicator and the one pipeline every collective
+// takes (call_pipeline.cc):
 //
-//   Communicator::allreduce (communicator.cc)   argument checks; nothing sent on a rejection
-//   Impl::allreduce                              memory kind -> fingerprint (CallHeader) -> deadline
-//     host buffers:   runHost -> chooseAlgorithm (algorithm_selection.h) -> collectives/ routine,
-//                     whose first round ends in the one check (call_check.h)
+//   Communicator::reduceScatter (communicator.cc)   fills one Call (collectives/call.h)
+//   Impl::run(call)   argument rules by kind (argument_checks.h); nothing sent on a rejection
+//                     -> memory kind -> fingerprint (CallHeader) -> deadline
+//     host buffers:   runOnHost -> chooseAlgorithm (algorithm_selection.h) -> the table's routine
+//                     (collectives/algorithm_table.h), whose first round ends in the one check
+//                     (call_check.h)
 //     device buffers: agree on the call -> NCCL decided once (collective) -> chooseRoute
-//                     -> NCCL, or the staged path (staged_path.h) around runHost
+//                     -> NCCL (DevicePath::ncclRun), or the staged path (staged_path.h) around runOnHost
 //   every failure but a mismatch found before data moved aborts the communicator (guarded).
 //
 // Nothing below calls up into this class; the device layer (device_path.h) supplies memory,
@@ -22,7 +25,8 @@
 #include "backend_selection.h"
 #include "call_check.h"
 #include "call_tracer.h"
-#include "collectives/algorithms.h"
+#include "collectives/algorithm_table.h"
+#include "collectives/call.h"
 #include "collectives/node_hierarchy.h"
 #include "collectives/recursive_doubling.h"
 #include "collectives/round_transport.h"
@@ -42,16 +46,13 @@ class Communicator::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
-  // The collectives, after the public entry points checked their arguments.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, CUstream_st* stream);
-  void broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
-  void allgather(const void* send, void* recv, std::size_t count, DataType type);
-  void barrier();
-  // In place over host memory stored as spans: the GradientAverager's buckets (core_access.h). It
-  // checked and agreed on its gradients at construction, so nothing is re-checked or classified
-  // here. One span, or the split all-reduce, reduces the memory where it lies (returns true); any
-  // other algorithm gets the spans packed into one buffer and unpacked after (returns false).
-  bool allreduceScattered(const detail::ScatteredBuffer& buffer, DataType type, ReduceOp op);
+  // Runs one collective call: every public collective is this with its Call filled in. A call with
+  // `scattered` set (the GradientAverager's buckets, through core_access.h) skips the argument
+  // rules and the pointer classification: the averager checked and agreed on its gradients at
+  // construction. One span, or the split all-reduce, reduces that memory where it lies; any other
+  // algorithm gets the spans packed into one buffer and unpacked after (lastScatteredInPlace()).
+  void run(const detail::Call& call);
+  bool lastScatteredInPlace() const { return lastScatteredInPlace_; }
 
   // The GradientAverager that owns this communicator marks its device steps (device_epochs.h):
   // while one is in flight, only this communicator may start device collectives.
@@ -89,19 +90,20 @@ class Communicator::Impl {
   template <typename Body> void guarded(Body&& body);
   void abort(const std::string& reason) noexcept;
 
-  detail::MemoryKind memoryOf(const char* call, const void* send, const void* recv);
-  detail::CallHeader nextHeader(detail::CollectiveKind kind, std::size_t count, int type, int op, int root,
-                                detail::MemoryKind memory);
+  detail::MemoryKind memoryOf(const detail::Call& call);
+  detail::CallHeader nextHeader(const detail::Call& call, detail::MemoryKind memory);
   detail::Deadline deadlineFor(const detail::CallHeader& header) const;
   detail::AlgorithmContext context(const detail::CallHeader& header, detail::Deadline& deadline);
-  detail::Selection select(detail::CollectiveKind kind, std::size_t count, std::size_t elementBytes) const;
+  detail::Selection select(const detail::Call& call) const;
 
   // Host memory: choose the algorithm and run it (also what the staged path runs in between).
-  void runHostAllreduce(detail::CallHeader header, const detail::AllreduceArgs& args, detail::Deadline& deadline);
-  void runHostBroadcast(const detail::CallHeader& header, const detail::BroadcastArgs& args, detail::Deadline& deadline);
-  // Device memory: the route, deciding NCCL first when it is undecided (after the ranks agreed).
-  detail::Route deviceRoute(const char* call, const detail::CallHeader& header, detail::Deadline& deadline,
-                            bool* agreed);
+  void runOnHost(detail::CallHeader header, const detail::Call& call, detail::Deadline& deadline, detail::Route route);
+  // A scattered all-reduce: in place where the algorithm allows, else packed (returns in place or not).
+  bool runScattered(const detail::Selection& selection, detail::AlgorithmContext& ctx, const detail::Call& call);
+  // Device memory: NCCL, or the staged path around runOnHost.
+  void runOnDevice(const detail::CallHeader& header, const detail::Call& call, detail::Deadline& deadline);
+  // The route, deciding NCCL first when it is undecided (after the ranks agreed).
+  detail::Route deviceRoute(const detail::CallHeader& header, detail::Deadline& deadline, bool* agreed);
   void agree(const detail::CallHeader& header, detail::Deadline& deadline);
   // Placement and the RINGSYNC_LOG=info line (the reason at debug) for the call just run.
   void notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm, const char* reason);
@@ -126,7 +128,8 @@ class Communicator::Impl {
   bool wholeChunks_ = false;
   detail::ScratchBuffer ringScratch_;
   detail::DoublingBuffers doublingBuffers_;  // recursive doubling's messages (grown on first use)
-  detail::ScratchBuffer packScratch_;  // allreduceScattered's packed copy, for algorithms that need one
+  detail::ScratchBuffer packScratch_;  // a scattered call's packed copy, for algorithms that need one
+  detail::ScratchBuffer ringPartials_;  // the ring reduce-scatter's partial sums (ring_pipeline.cc)
   std::unique_ptr<detail::RoundTransport> rounds_;
   // Ranks on several nodes, the same number (>= 2) on each: the node and cross-node communicators
   // of the hierarchical all-reduce; otherwise null and the reason in hierarchyBlocker_.
@@ -135,6 +138,7 @@ class Communicator::Impl {
   std::unique_ptr<detail::DevicePath> device_;
   detail::Route lastRoute_ = detail::Route::kHostRing;
   const char* lastAlgorithm_ = "none";
+  bool lastScatteredInPlace_ = false;
 };
 
 }  // namespace ringsync

@@ -1,5 +1,5 @@
 // How the library's own layers above the core (the GradientAverager) reach a Communicator's core
-// for the entry points that are not public API (Communicator::Impl::allreduceScattered).
+// for what is not public API (a Call over a ScatteredBuffer, run by Communicator::Impl::run).
 #pragma once
 
 #include "communicator_impl.h"

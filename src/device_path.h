@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "backend_selection.h"
+#include "collectives/call.h"
 #include "collectives/call_header.h"
 #include "collectives/staging_memory.h"
 #include "collectives/transport.h"
@@ -39,12 +40,9 @@ class DevicePath {
   virtual void decideNccl(Deadline& deadline) = 0;
   virtual bool ncclUsable(std::string* whyNot) const = 0;
 
-  // NCCL: enqueued on `stream` (nullptr: the legacy default stream, then synchronised under the
-  // call's deadline).
-  virtual void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                             CUstream_st* stream, Deadline& deadline) = 0;
-  virtual void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
-                             Deadline& deadline) = 0;
+  // NCCL runs the call: enqueued on call.stream (nullptr: the legacy default stream, then
+  // synchronised under the call's deadline).
+  virtual void ncclRun(const Call& call, Deadline& deadline) = 0;
 
   // Pinned host memory and the copies for the staged path; BackendError without CUDA.
   virtual StagingMemory& staging() = 0;

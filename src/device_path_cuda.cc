@@ -36,14 +36,7 @@ class CudaDevicePath final : public DevicePath {
   bool ncclUsable(std::string* whyNot) const override;
   int device() const override;
 
-  void ncclAllreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                     CUstream_st* stream, Deadline& deadline) override {
-    nccl("allreduce").allreduce(send, recv, count, type, op, stream, deadline);
-  }
-  void ncclBroadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream,
-                     Deadline& deadline) override {
-    nccl("broadcast").broadcast(buf, count, type, root, stream, deadline);
-  }
+  void ncclRun(const Call& call, Deadline& deadline) override { nccl(collectiveName(call.kind)).run(call, deadline); }
 
   StagingMemory& staging() override {
     if (!staging_) staging_ = std::make_unique<CudaStagingMemory>();

@@ -16,10 +16,7 @@ class NoDevicePath final : public DevicePath {
     return false;
   }
   int device() const override { return -1; }
-  void ncclAllreduce(const void*, void*, std::size_t, DataType, ReduceOp, CUstream_st*, Deadline&) override {
-    unavailable();
-  }
-  void ncclBroadcast(void*, std::size_t, DataType, int, CUstream_st*, Deadline&) override { unavailable(); }
+  void ncclRun(const Call&, Deadline&) override { unavailable(); }
   StagingMemory& staging() override { unavailable(); }
   void abort() noexcept override {}
 

@@ -8,7 +8,7 @@
 //
 // Every rank runs the host collective even for count 0, so sequence numbers and fingerprints stay
 // in step with ranks that took another route for the same call. The Communicator core composes it
-// (src/communicator_impl.cc); it knows nothing of CUDA: the copies go through StagingMemory (the
+// (src/call_pipeline.cc); it knows nothing of CUDA: the copies go through StagingMemory (the
 // device layer's pinned memory, collectives/staged_cuda.h; plain memory in tests), so the control
 // flow is tested on machines without a GPU.
 #pragma once
@@ -16,20 +16,30 @@
 #include <cstddef>
 #include <functional>
 
+#include "collectives/call.h"
 #include "collectives/staging_memory.h"
 
 namespace ringsync::detail {
 
-// The host collective, run in place on the staged bytes.
-using HostStep = std::function<void(void* hostData)>;
+// Where a call's bytes sit in the staging buffer: the rank's input is downloaded to
+// [downloadAt, +downloadBytes), the host collective runs in place over the buffer (its send at
+// hostSendAt, its recv at hostRecvAt), and the rank's output is uploaded from [uploadAt, +uploadBytes).
+//   allreduce       the whole buffer in and out
+//   reducescatter   every block in; this rank's block (in place in the host buffer) out
+//   allgather       this rank's block in, at its place; every block out
+//   broadcast       the root's buffer in; every other rank's out
+struct StagedLayout {
+  std::size_t hostBytes = 0;
+  std::size_t downloadAt = 0, downloadBytes = 0;
+  std::size_t hostSendAt = 0, hostRecvAt = 0;
+  std::size_t uploadAt = 0, uploadBytes = 0;
+};
+StagedLayout stagedLayout(const Call& call, int rank, int size);
 
-// recv = allreduce(send): download send, run `allreduceInPlace`, upload into recv.
-void stagedAllreduce(StagingMemory& memory, const void* send, void* recv, std::size_t bytes, CUstream_st* stream,
-                     const HostStep& allreduceInPlace);
+// The host collective, run on the staged bytes (a Call over host memory, no stream).
+using HostStep = std::function<void(const Call& hostCall)>;
 
-// The root downloads buf, every rank runs `broadcastInPlace`, the others upload the result
-// (the root's buffer already holds it).
-void stagedBroadcast(StagingMemory& memory, void* buf, std::size_t bytes, bool isRoot, CUstream_st* stream,
-                     const HostStep& broadcastInPlace);
+// Downloads the input, runs `runOnHost`, uploads the output (stagedLayout).
+void stagedRun(StagingMemory& memory, const Call& call, int rank, int size, const HostStep& runOnHost);
 
 }  // namespace ringsync::detail

@@ -1,5 +1,5 @@
-// ringsync::Communicator: all-reduce, broadcast, all-gather and barrier among the ranks of an
-// MPI communicator. Host buffers go through ringsync's segmented ring over MPI point-to-point;
+// ringsync::Communicator: all-reduce, reduce-scatter, all-gather, broadcast and barrier among the
+// ranks of an MPI communicator. Host buffers go through ringsync's segmented ring over MPI point-to-point;
 // device buffers go through NCCL, or are staged through host memory when NCCL cannot serve them.
 //
 // Contract, shared by every collective:
@@ -10,7 +10,8 @@
 //    call and the peer; the communicator is then aborted and every later call raises AbortedError.
 //  - Bad arguments raise InvalidArgument before any buffer is touched or any byte is sent.
 //  - Host-buffer calls block until the result is in `recv`. Device-buffer calls with a stream are
-//    ordered on that stream (like NCCL); without a stream they complete before returning.
+//    ordered on that stream (like NCCL); without one (nullptr) they complete before returning.
+//    Host buffers ignore the stream.
 //  - Not thread-safe: one thread at a time per Communicator (use duplicate() for another thread).
 #pragma once
 
@@ -62,17 +63,21 @@ class Communicator {
   int cudaDevice() const;
 
   // recv = op over all ranks of send. `send == recv` means in place; any other overlap is rejected.
-  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
-  // Device buffers, ordered on `stream` (asynchronous with respect to the host, like NCCL).
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                 CUstream_st* stream);
+                 CUstream_st* stream = nullptr);
+
+  // MPI_Reduce_scatter_block: `send` holds size() blocks of `recvCount` elements; rank r receives
+  // block r of op over all ranks (kAvg divides once, as allreduce does). In place when `recv` is
+  // this rank's block of `send` (send + rank() * recvCount elements); any other overlap is rejected.
+  void reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType type, ReduceOp op,
+                     CUstream_st* stream = nullptr);
+
+  // recv[r * sendCount .. (r+1) * sendCount) = send of rank r (MPI_Allgather). In place when `send`
+  // is this rank's block of `recv`; any other overlap is rejected.
+  void allgather(const void* send, void* recv, std::size_t sendCount, DataType type, CUstream_st* stream = nullptr);
 
   // Copies `count` elements of root's `buf` into every rank's `buf`.
-  void broadcast(void* buf, std::size_t count, DataType type, int root);
-  void broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream);
-
-  // recv[r*count .. (r+1)*count) = send of rank r. Host buffers only.
-  void allgather(const void* send, void* recv, std::size_t count, DataType type);
+  void broadcast(void* buf, std::size_t count, DataType type, int root, CUstream_st* stream = nullptr);
 
   void barrier();
 

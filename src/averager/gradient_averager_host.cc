@@ -68,9 +68,13 @@ class HostRunner final : public BucketRunner {
       unpackBucketFromFloat16(bucket, *context_.gradients, wire);
       timing.unpackSeconds = secondsSince(start);
     } else {
-      // Every rank agreed on the gradients at construction: the core's internal entry re-checks
-      // nothing per bucket.
-      const bool inPlace = CoreAccess::of(comm).allreduceScattered(*spans_[index], bucket.type, context_.op);
+      // Every rank agreed on the gradients at construction: a scattered call re-checks nothing per
+      // bucket.
+      Communicator::Impl& core = CoreAccess::of(comm);
+      Call call{CollectiveKind::kAllreduce, nullptr, nullptr, bucket.count, bucket.type, context_.op};
+      call.scattered = spans_[index].get();
+      core.run(call);
+      const bool inPlace = core.lastScatteredInPlace();
       timing.path = bucket.contiguousData != nullptr ? "in place" : inPlace ? "scattered" : "packed";
       timing.exchangeSeconds = secondsSince(start);
     }

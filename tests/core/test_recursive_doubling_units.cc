@@ -21,9 +21,9 @@ CallHeader allreduceCall(std::uint64_t count) {
   CallHeader call;
   call.sequence = 7;
   call.count = count;
-  call.kind = static_cast<std::int32_t>(CollectiveKind::kAllreduce);
-  call.dataType = static_cast<std::int32_t>(DataType::kFloat32);
-  call.op = static_cast<std::int32_t>(ReduceOp::kSum);
+  call.kind = CollectiveKind::kAllreduce;
+  call.dataType = DataType::kFloat32;
+  call.op = ReduceOp::kSum;
   return call;
 }
 

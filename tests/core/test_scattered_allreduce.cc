@@ -72,7 +72,11 @@ std::string runOne(Communicator& comm, const Layout& layout, DataType type, Redu
     pieces.at(local).set(local, x);
     contiguous.set(i, x);
   }
-  *reducedInPlace = detail::CoreAccess::of(comm).allreduceScattered(*pieces.buffer, type, op);
+  Communicator::Impl& core = detail::CoreAccess::of(comm);
+  detail::Call call{detail::CollectiveKind::kAllreduce, nullptr, nullptr, pieces.buffer->count(), type, op};
+  call.scattered = pieces.buffer.get();
+  core.run(call);
+  *reducedInPlace = core.lastScatteredInPlace();
   comm.allreduce(contiguous.data(), contiguous.data(), count, type, op);
   for (std::size_t i = 0; i < count; ++i) {
     std::size_t local = i;

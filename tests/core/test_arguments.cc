@@ -78,6 +78,42 @@ TEST_CASE("arguments: bad broadcast and allgather arguments are rejected", "[arg
   comm.barrier();  // still usable
 }
 
+TEST_CASE("arguments: bad reducescatter and allgather arguments are rejected", "[arguments]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<std::uint8_t> a(64 * n, kSentinel), b(64 * n, kSentinel);
+  const auto before = comm.callCount();
+  auto reduceScatter = [&](const void* send, void* recv, std::size_t count) {
+    comm.reduceScatter(send, recv, count, DataType::kInt8, ReduceOp::kSum);
+  };
+  expectRejected([&] { reduceScatter(nullptr, b.data(), 4); }, "send is null");
+  expectRejected([&] { reduceScatter(a.data(), nullptr, 4); }, "recv is null");
+  expectRejected([&] { comm.reduceScatter(a.data(), b.data(), 4, DataType::kInt8, static_cast<ReduceOp>(9)); }, "op=9");
+  expectRejected([&] { comm.reduceScatter(a.data(), b.data(), 4, static_cast<DataType>(77), ReduceOp::kSum); }, "type=77");
+  // recv may be this rank's block of send (in place), nothing else inside it.
+  const std::size_t own = 4 * static_cast<std::size_t>(comm.rank());
+  expectRejected([&] { reduceScatter(a.data(), a.data() + own + 1, 4); }, "this rank's block");
+  if (n > 1) expectRejected([&] { reduceScatter(a.data(), a.data() + (own + 4) % (4 * n), 4); }, "this rank's block");
+  expectRejected([&] { reduceScatter(a.data(), b.data(), (std::size_t{1} << 62) / n); },
+                 "exceeds the address space");
+  // send may be this rank's block of recv (in place), nothing else inside it.
+  expectRejected([&] { comm.allgather(b.data() + own + 1, b.data(), 4, DataType::kInt8); }, "this rank's block");
+  expectRejected([&] { comm.allgather(a.data(), nullptr, 4, DataType::kInt8); }, "recv is null");
+  expectRejected([&] { comm.allgather(a.data(), b.data(), (std::size_t{1} << 62) / n, DataType::kInt8); },
+                 "exceeds the address space");
+  CHECK(untouched(a));
+  CHECK(untouched(b));
+  CHECK(comm.callCount() == before);
+  // Count 0 with null buffers is fine; in place is fine.
+  comm.reduceScatter(nullptr, nullptr, 0, DataType::kFloat32, ReduceOp::kSum);
+  comm.allgather(nullptr, nullptr, 0, DataType::kFloat32);
+  std::vector<std::int32_t> blocks(2 * n, 1);
+  comm.reduceScatter(blocks.data(), blocks.data() + 2 * comm.rank(), 2, DataType::kInt32, ReduceOp::kSum);
+  CHECK(blocks[2 * comm.rank()] == comm.size());
+  comm.allgather(blocks.data() + 2 * comm.rank(), blocks.data(), 2, DataType::kInt32);
+  for (std::int32_t v : blocks) CHECK(v == comm.size());
+}
+
 TEST_CASE("arguments: malformed environment variables name the variable", "[arguments][options]") {
   setenv("RINGSYNC_RING_SEGMENT_BYTES", "lots", 1);
   CHECK_THROWS_WITH(Options::fromEnvironment(), Contains("RINGSYNC_RING_SEGMENT_BYTES"));
@@ -145,6 +181,23 @@ TEST_CASE("arguments: ranks that disagree raise MismatchError on every rank, nam
     message = error.what();
   }
   REQUIRE(test::allRanks(message.find("called broadcast") != std::string::npos));
+  // One rank reduce-scatters while the others all-gather: MismatchError on every rank, recv untouched.
+  message.clear();
+  std::vector<float> send(4 * comm.size(), 1.0f), recv(4 * comm.size(), -1.0f);
+  try {
+    if (comm.rank() == odd) {
+      comm.reduceScatter(send.data(), recv.data(), 4, DataType::kFloat32, ReduceOp::kSum);
+    } else {
+      comm.allgather(send.data(), recv.data(), 4, DataType::kFloat32);
+    }
+  } catch (const MismatchError& error) {
+    message = error.what();
+  }
+  INFO("rank " << comm.rank() << ": " << message);
+  REQUIRE(test::allRanks(message.find("called reducescatter") != std::string::npos));
+  bool recvUntouched = true;
+  for (float v : recv) recvUntouched = recvUntouched && v == -1.0f;
+  REQUIRE(test::allRanks(recvUntouched));
   // Nothing moved, so the communicator is still in step and usable.
   comm.allreduce(&value, &value, 1, DataType::kInt32, ReduceOp::kSum);
   CHECK(value == comm.size());

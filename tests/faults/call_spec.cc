@@ -11,6 +11,9 @@ CallSpec broadcastSpec(std::size_t count, DataType type, int root) {
 CallSpec allgatherSpec(std::size_t count, DataType type) {
   return {CallSpec::Kind::kAllgather, count, type, ReduceOp::kSum, 0};
 }
+CallSpec reduceScatterSpec(std::size_t count, DataType type, ReduceOp op) {
+  return {CallSpec::Kind::kReduceScatter, count, type, op, 0};
+}
 CallSpec barrierSpec() { return {CallSpec::Kind::kBarrier, 0, DataType::kFloat32, ReduceOp::kSum, 0}; }
 
 std::string describeSpec(const CallSpec& spec, std::uint64_t sequence) {
@@ -21,6 +24,7 @@ std::string describeSpec(const CallSpec& spec, std::uint64_t sequence) {
     case CallSpec::Kind::kBroadcast: return "broadcast" + number + shape + " root=" + std::to_string(spec.root);
     case CallSpec::Kind::kAllgather: return "allgather" + number + shape;
     case CallSpec::Kind::kBarrier: return "barrier" + number;
+    case CallSpec::Kind::kReduceScatter: return "reducescatter" + number + shape + " " + reduceOpName(spec.op);
   }
   return "?";
 }
@@ -40,6 +44,8 @@ void runSpec(Communicator& comm, const CallSpec& spec, PatternBuffers& buffers) 
     case CallSpec::Kind::kBroadcast: return comm.broadcast(buffers.recv(), spec.count, spec.type, spec.root);
     case CallSpec::Kind::kAllgather: return comm.allgather(buffers.send(), buffers.recv(), spec.count, spec.type);
     case CallSpec::Kind::kBarrier: return comm.barrier();
+    case CallSpec::Kind::kReduceScatter:
+      return comm.reduceScatter(buffers.recv(), buffers.send(), spec.count, spec.type, spec.op);
   }
 }
 

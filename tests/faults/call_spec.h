@@ -14,7 +14,7 @@
 namespace ringsync::faults {
 
 struct CallSpec {
-  enum class Kind { kAllreduce, kBroadcast, kAllgather, kBarrier };
+  enum class Kind { kAllreduce, kBroadcast, kAllgather, kBarrier, kReduceScatter };
   Kind kind = Kind::kAllreduce;
   std::size_t count = 0;
   DataType type = DataType::kFloat32;
@@ -25,6 +25,7 @@ struct CallSpec {
 CallSpec allreduceSpec(std::size_t count, DataType type, ReduceOp op);
 CallSpec broadcastSpec(std::size_t count, DataType type, int root);
 CallSpec allgatherSpec(std::size_t count, DataType type);
+CallSpec reduceScatterSpec(std::size_t count, DataType type, ReduceOp op);
 CallSpec barrierSpec();
 
 // "allreduce #<sequence> count=16 float32 sum", as MismatchError and TimeoutError name calls.
@@ -43,7 +44,8 @@ class PatternBuffers {
   std::vector<std::uint8_t> send_, recv_, sendBefore_, recvBefore_;
 };
 
-// Runs `spec` out of place (allreduce, allgather) or on recv() (broadcast).
+// Runs `spec` out of place (allreduce, allgather; reducescatter from recv() into send(), recv()
+// being the larger) or on recv() (broadcast).
 void runSpec(Communicator& comm, const CallSpec& spec, PatternBuffers& buffers);
 
 }  // namespace ringsync::faults

@@ -88,6 +88,27 @@ StepResult allgatherStep(Communicator& comm, DataType type, std::size_t count, b
   return step;
 }
 
+StepResult reduceScatterStep(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
+  const int n = comm.size();
+  const std::size_t total = count * static_cast<std::size_t>(n), own = count * static_cast<std::size_t>(comm.rank());
+  TypedBuffer send(type, total + kGuard), recv(type, count + kGuard);
+  send.fill(kSentinel);
+  recv.fill(kSentinel);
+  for (std::size_t i = 0; i < total; ++i) send.set(i, closed_form::allreduceInput(op, type, comm.rank(), n, i));
+  const std::vector<std::uint8_t> sendBefore = send.raw();
+  void* out = inPlace ? static_cast<std::uint8_t*>(send.data()) + own * dataTypeSize(type) : recv.data();
+  comm.reduceScatter(send.data(), out, count, type, op);
+  auto want = [&](std::size_t i) { return closed_form::allreduceExpected(op, type, n, i); };
+  // In place the result is send's own block; out of place recv, and send unchanged.
+  StepResult step{true, false, inPlace ? firstWrong(send, own, own + count, want)
+                                       : firstWrong(recv, 0, count, [&](std::size_t j) { return want(own + j); })};
+  if (step.wrong.empty()) step.wrong = inPlace ? guardWrong(send, total * dataTypeSize(type)) : guardWrong(recv, count * dataTypeSize(type));
+  if (step.wrong.empty() && !inPlace && send.raw() != sendBefore) step.wrong = "the send buffer was modified";
+  if (!step.wrong.empty())
+    step.wrong = describeShape("reducescatter", count, type) + " " + reduceOpName(op) + (inPlace ? " in place: " : ": ") + step.wrong;
+  return step;
+}
+
 }  // namespace
 
 std::size_t RandomCalls::drawCount() {
@@ -112,9 +133,10 @@ std::vector<int> RandomCalls::drawCallers() {
 }
 
 StepResult RandomCalls::validStep(Communicator& comm) {
-  const std::uint64_t kind = below(10);
+  const std::uint64_t kind = below(11);
   const DataType type = drawType(*this);
   const std::size_t count = drawCount();
+  if (kind == 10) return reduceScatterStep(comm, type, drawOp(*this), count % 20000, chance(0.5));
   if (kind < 6) {
     const ReduceOp op = drawOp(*this);
     return allreduceStep(comm, type, op, count, chance(0.5));

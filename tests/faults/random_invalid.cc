@@ -113,12 +113,42 @@ BadCall drawAllgather(RandomCalls& r, int ranks) {
   }
 }
 
+BadCall drawReduceScatter(RandomCalls& r, int ranks) {
+  const DataType type = pick(r, {DataType::kInt8, DataType::kFloat32, DataType::kInt64});
+  const std::size_t size = dataTypeSize(type);
+  const std::size_t count = 1 + r.below(kArenaBytes / size / static_cast<std::size_t>(ranks));
+  switch (r.below(5)) {
+    case 0:
+      return {"reducescatter", "send is null",
+              [=](Communicator& c, auto*, auto* b) { c.reduceScatter(nullptr, b, count, type, ReduceOp::kSum); }};
+    case 1:
+      return {"reducescatter", "recv is null",
+              [=](Communicator& c, auto* a, auto*) { c.reduceScatter(a, nullptr, count, type, ReduceOp::kSum); }};
+    case 2:  // recv inside send but not this rank's own block (one byte in, so no rank's block)
+      return {"reducescatter", "overlap",
+              [=](Communicator& c, auto* a, auto*) { c.reduceScatter(a, a + 1, count, type, ReduceOp::kSum); }};
+    case 3: {
+      const int bad = pick(r, {-1, 5, 999});
+      return {"reducescatter", "op=" + std::to_string(bad),
+              [=](Communicator& c, auto* a, auto* b) { c.reduceScatter(a, b, count, type, static_cast<ReduceOp>(bad)); }};
+    }
+    default: {
+      const std::size_t absurd = pick<std::size_t>(r, {((std::size_t{1} << 57) / size) / static_cast<std::size_t>(ranks) + 1, SIZE_MAX});
+      return {"reducescatter", "exceeds the address space",
+              [=](Communicator& c, auto* a, auto* b) { c.reduceScatter(a, b, absurd, type, ReduceOp::kSum); }};
+    }
+  }
+}
+
 }  // namespace
 
 StepResult RandomCalls::invalidStep(Communicator& comm) {
   // Everything is drawn on every rank, callers or not, so the sequence stays the same everywhere.
-  const std::uint64_t kind = below(3);
-  const BadCall bad = kind == 0 ? drawAllreduce(*this) : kind == 1 ? drawBroadcast(*this, ranks_) : drawAllgather(*this, ranks_);
+  const std::uint64_t kind = below(4);
+  const BadCall bad = kind == 0   ? drawAllreduce(*this)
+                      : kind == 1 ? drawBroadcast(*this, ranks_)
+                      : kind == 2 ? drawAllgather(*this, ranks_)
+                                  : drawReduceScatter(*this, ranks_);
   const std::vector<int> callers = drawCallers();
   bool caller = false;
   for (int r : callers) caller = caller || r == comm.rank();

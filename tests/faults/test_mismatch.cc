@@ -31,7 +31,9 @@ struct Scenario {
 
 std::vector<Scenario> scenarios(int n) {
   using faults::allreduceSpec;
+  using faults::allgatherSpec;
   using faults::broadcastSpec;
+  using faults::reduceScatterSpec;
   const DataType f32 = DataType::kFloat32;
   return {
       {"count, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), allreduceSpec(kSmall + 8, f32, ReduceOp::kSum)},
@@ -56,6 +58,16 @@ std::vector<Scenario> scenarios(int n) {
       {"allgather vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::allgatherSpec(kSmall, f32)},
       {"barrier vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::barrierSpec()},
       {"broadcast vs barrier", faults::barrierSpec(), broadcastSpec(kLarge, f32, 0)},
+      {"reducescatter vs allgather, one round", reduceScatterSpec(kSmall, f32, ReduceOp::kSum), allgatherSpec(kSmall, f32)},
+      {"reducescatter vs allgather, ring", reduceScatterSpec(kLarge, f32, ReduceOp::kSum), allgatherSpec(kLarge, f32)},
+      {"reducescatter count, ring", reduceScatterSpec(kLarge, f32, ReduceOp::kSum),
+       reduceScatterSpec(kLarge + 8, f32, ReduceOp::kSum)},
+      {"reducescatter op, one round", reduceScatterSpec(kSmall, f32, ReduceOp::kAvg),
+       reduceScatterSpec(kSmall, f32, ReduceOp::kMax)},
+      {"reducescatter vs allreduce, ring", allreduceSpec(kLarge, f32, ReduceOp::kSum),
+       reduceScatterSpec(kLarge, f32, ReduceOp::kSum)},
+      {"allgather count, ring", allgatherSpec(kLarge, f32), allgatherSpec(kLarge + 8, f32)},
+      {"allgather type, one round (same bytes)", allgatherSpec(kSmall, f32), allgatherSpec(kSmall, DataType::kInt32)},
   };
 }
 

@@ -1,7 +1,7 @@
 // Fault 1: one rank skips a collective. Every other rank must raise TimeoutError naming the call
 // and exactly that rank, within RINGSYNC_TIMEOUT_SECONDS + 2 s (a bound on the failure path, set
 // small by CTest), after which its communicator refuses further calls with AbortedError saying
-// why. Covered for every kind of call and both all-reduce algorithms, with the skipping rank
+// why. Covered for every kind of call (the ring reduce-scatter and all-gather included) and both all-reduce algorithms, with the skipping rank
 // moving around the ring (rank 0 included).
 #include <catch2/catch.hpp>
 
@@ -48,6 +48,19 @@ std::vector<Scenario> scenarios() {
       {"allgather",
        [](Communicator& c, std::vector<float>& b) { c.allgather(b.data(), b.data() + 4096 * c.size(), 4096, DataType::kFloat32); },
        [](std::uint64_t s) { return "allgather #" + std::to_string(s) + " count=4096 float32"; }},
+      {"ring reducescatter",
+       [](Communicator& c, std::vector<float>& b) {
+         const std::size_t block = kRingCount / static_cast<std::size_t>(c.size());
+         c.reduceScatter(b.data(), b.data() + block * static_cast<std::size_t>(c.rank()), block, DataType::kFloat32,
+                         ReduceOp::kSum);
+       },
+       [](std::uint64_t s) { return "reducescatter #" + std::to_string(s) + " count="; }},
+      {"ring allgather",
+       [](Communicator& c, std::vector<float>& b) {
+         const std::size_t block = kRingCount / static_cast<std::size_t>(c.size());
+         c.allgather(b.data() + block * static_cast<std::size_t>(c.rank()), b.data(), block, DataType::kFloat32);
+       },
+       [](std::uint64_t s) { return "allgather #" + std::to_string(s) + " count="; }},
       {"barrier", [](Communicator& c, std::vector<float>&) { c.barrier(); },
        [](std::uint64_t s) { return "barrier #" + std::to_string(s); }},
   };

@@ -1,4 +1,4 @@
-# allreduce_perf and broadcast_perf (nccl-tests style), one small file per collective over one
+# allreduce_perf, reducescatter_perf, allgather_perf and broadcast_perf (nccl-tests style), one small file per collective over one
 # shared harness (perf_*.cc). They use ringsync's public headers (and, for the MPI baseline, the
 # library's MPI all-reduce, collectives/mpi_allreduce.h), and check their results
 # against the closed forms the tests use (ringsync_closed_form, tests/support/closed_form/).
@@ -22,7 +22,7 @@ if(RINGSYNC_WITH_CUDA)
   target_link_libraries(ringsync_perf_harness PRIVATE CUDA::cudart)
 endif()
 
-foreach(tool allreduce_perf broadcast_perf)
+foreach(tool allreduce_perf broadcast_perf reducescatter_perf allgather_perf)
   add_executable(${tool} ${CMAKE_CURRENT_LIST_DIR}/${tool}.cc)
   target_link_libraries(${tool} PRIVATE ringsync_perf_harness ringsync_warnings)
   set_target_properties(${tool} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
@@ -54,6 +54,10 @@ if(RINGSYNC_BUILD_TESTS)
     -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 --compare nocheck)
   ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
     -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
+  ringsync_add_perf_test(bench_reducescatter_float_avg.np2 reducescatter_perf
+    -b 8 -e 16M -f 8 -n 3 -w 1 -c 1 -o avg --compare mpi)
+  ringsync_add_perf_test(bench_allgather_int8.np2 allgather_perf
+    -b 8 -e 16M -f 8 -n 3 -w 1 -c 1 -d int8 --compare mpi)
   # --json read back by its consumer (median_table.py). The file's name ends in a byte that is not
   # UTF-8: it is in the "command" field, which must still be written (as U+FFFD) and parse.
   find_package(Python3 COMPONENTS Interpreter)

@@ -42,14 +42,14 @@ class PerfSweep {
   // touches inside MPI and ringsync, which must not land in the first row's figures.
   void warmUp(std::size_t minBytes, std::size_t maxBytes) {
     for (std::size_t bytes : {maxBytes, minBytes}) {
-      const std::size_t count = bytes / dataTypeSize(args_.type);
-      prepare(count, false);
+      const PerfShape shape = collective_.shape(bytes / dataTypeSize(args_.type), context_);
+      prepare(shape, false);
       const bool library = args_.backend != PerfBackend::kMpi;
       const bool mpi = !library || args_.compare == PerfCompare::kMpi;
       for (int i = 0; i < args_.warmup; ++i) {
-        if (library) collective_.run(comm_, send_->data(), recv_->data(), count, args_, *stream_);
-        if (unchecked_) collective_.run(*unchecked_, send_->data(), recv_->data(), count, args_, *stream_);
-        if (mpi) collective_.runMpi(mpi_, send_->data(), recv_->data(), count, args_);
+        if (library) collective_.run(comm_, send_->data(), recv_->data(), shape.callCount, args_, *stream_);
+        if (unchecked_) collective_.run(*unchecked_, send_->data(), recv_->data(), shape.callCount, args_, *stream_);
+        if (mpi) collective_.runMpi(mpi_, send_->data(), recv_->data(), shape.callCount, args_);
       }
       stream_->synchronize();
     }
@@ -67,8 +67,9 @@ class PerfSweep {
       row.baseline.emplace();
       forms.push_back({args_.compare == PerfCompare::kMpi ? Who::kMpi : Who::kUnchecked, false, &*row.baseline});
     }
-    for (const Form& form : forms) checkAndWarm(form, row.count);
-    timeInterleaved(forms, row.count);
+    const PerfShape shape = collective_.shape(row.count, context_);
+    for (const Form& form : forms) checkAndWarm(form, shape);
+    timeInterleaved(forms, shape);
     return row;
   }
 
@@ -76,17 +77,20 @@ class PerfSweep {
   std::byte* hostSend() { return static_cast<std::byte*>(device_ ? stageSend_->data() : send_->data()); }
   std::byte* hostRecv() { return static_cast<std::byte*>(device_ ? stageRecv_->data() : recv_->data()); }
 
-  // The input in the buffer the call reads; the result buffer filled with the sentinel.
-  void prepare(std::size_t count, bool inPlace) {
-    const std::size_t bytes = count * dataTypeSize(args_.type);
+  std::size_t bytesOf(std::size_t count) const { return count * dataTypeSize(args_.type); }
+
+  // The input in the buffer the call reads; the result buffer filled with the sentinel (in place:
+  // the whole buffer, then the input at its place).
+  void prepare(const PerfShape& shape, bool inPlace) {
+    const std::size_t recvBytes = bytesOf(std::max(shape.resultCount, shape.inPlaceInputOffset + shape.inputCount));
+    std::memset(hostRecv(), kSentinel, recvBytes);
     if (inPlace) {
-      collective_.fillInput(hostRecv(), count, context_);
+      collective_.fillInput(hostRecv() + bytesOf(shape.inPlaceInputOffset), shape.inputCount, context_);
     } else {
-      collective_.fillInput(hostSend(), count, context_);
-      send_->upload(hostSend(), bytes);
-      std::memset(hostRecv(), kSentinel, bytes);
+      collective_.fillInput(hostSend(), shape.inputCount, context_);
+      send_->upload(hostSend(), bytesOf(shape.inputCount));
     }
-    recv_->upload(hostRecv(), bytes);
+    recv_->upload(hostRecv(), recvBytes);
   }
 
   enum class Who { kRingsync, kUnchecked, kMpi };
@@ -96,32 +100,35 @@ class PerfSweep {
     PerfMeasure* result;
   };
 
-  void call(const Form& form, std::size_t count) {
-    const void* send = form.inPlace ? recv_->data() : send_->data();
-    void* recv = recv_->data();
+  void call(const Form& form, const PerfShape& shape) {
+    auto* base = static_cast<std::byte*>(recv_->data());
+    const void* send = form.inPlace ? base + bytesOf(shape.inPlaceInputOffset) : send_->data();
+    void* recv = form.inPlace ? base + bytesOf(shape.inPlaceResultOffset) : base;
     switch (form.who) {
-      case Who::kRingsync: return collective_.run(comm_, send, recv, count, args_, *stream_);
-      case Who::kUnchecked: return collective_.run(*unchecked_, send, recv, count, args_, *stream_);
-      case Who::kMpi: return collective_.runMpi(mpi_, send, recv, count, args_);
+      case Who::kRingsync: return collective_.run(comm_, send, recv, shape.callCount, args_, *stream_);
+      case Who::kUnchecked: return collective_.run(*unchecked_, send, recv, shape.callCount, args_, *stream_);
+      case Who::kMpi: return collective_.runMpi(mpi_, send, recv, shape.callCount, args_);
     }
   }
 
   // The check (one call on fresh input, compared with the closed form) and the warm-up.
-  void checkAndWarm(const Form& form, std::size_t count) {
-    prepare(count, form.inPlace);
+  void checkAndWarm(const Form& form, const PerfShape& shape) {
+    prepare(shape, form.inPlace);
     if (args_.check) {
-      call(form, count);
+      call(form, shape);
       stream_->synchronize();
-      recv_->download(hostRecv(), count * dataTypeSize(args_.type));
-      form.result->wrong = sumOverRanks(collective_.countWrong(hostRecv(), count, context_));
+      const std::size_t resultAt = form.inPlace ? shape.inPlaceResultOffset : 0;
+      recv_->download(hostRecv(), bytesOf(resultAt + shape.resultCount));
+      form.result->wrong =
+          sumOverRanks(collective_.countWrong(hostRecv() + bytesOf(resultAt), shape.resultCount, context_));
     }
-    for (int i = 0; i < args_.warmup; ++i) call(form, count);
+    for (int i = 0; i < args_.warmup; ++i) call(form, shape);
     stream_->synchronize();
   }
 
   // The timed iterations of all forms, interleaved in rounds with the order rotated each round,
   // so that a slow spell of a shared machine does not land on one form only.
-  void timeInterleaved(const std::vector<Form>& forms, std::size_t count) {
+  void timeInterleaved(const std::vector<Form>& forms, const PerfShape& shape) {
     const int rounds = std::min(args_.iterations, kRounds);
     std::vector<double> seconds(forms.size(), 0.0);
     for (int r = 0; r < rounds; ++r) {
@@ -130,13 +137,14 @@ class PerfSweep {
         const std::size_t f = (k + static_cast<std::size_t>(r)) % forms.size();
         MPI_Barrier(MPI_COMM_WORLD);
         stream_->start();
-        for (int i = 0; i < iterations; ++i) call(forms[f], count);
+        for (int i = 0; i < iterations; ++i) call(forms[f], shape);
         double elapsed = stream_->stopSeconds();
         MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         seconds[f] += elapsed;
       }
     }
-    const double bytes = static_cast<double>(count * dataTypeSize(args_.type));
+    // nccl-tests' algbw: the whole array (the larger of input and result) over the time.
+    const double bytes = static_cast<double>(bytesOf(std::max(shape.inputCount, shape.resultCount)));
     for (std::size_t f = 0; f < forms.size(); ++f) {
       PerfMeasure& m = *forms[f].result;
       m.seconds = seconds[f] / args_.iterations;

@@ -1,10 +1,14 @@
 #include "perf_mpi.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
+#include <string>
 
 #include "collectives/mpi_allreduce.h"
 #include "collectives/mpi_check.h"
+#include "collectives/reduce_kernels.h"
+#include "ringsync/errors.h"
 
 namespace ringsync::bench {
 
@@ -22,6 +26,26 @@ void MpiBaseline::broadcast(void* buf, std::size_t count, DataType type, int roo
     RINGSYNC_CHECK_MPI(MPI_Bcast(static_cast<std::byte*>(buf) + offset * elementBytes, piece,
                                  detail::mpiDatatype(type), root, comm_));
   }
+}
+
+namespace {
+int mpiCount(std::size_t count, const char* call) {
+  if (count > static_cast<std::size_t>(INT_MAX))
+    throw InvalidArgument(std::string(call) + ": the MPI baseline takes at most INT_MAX elements per block");
+  return static_cast<int>(count);
+}
+}  // namespace
+
+void MpiBaseline::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType type,
+                                ReduceOp op) const {
+  RINGSYNC_CHECK_MPI(MPI_Reduce_scatter_block(send, recv, mpiCount(recvCount, "MPI_Reduce_scatter_block"),
+                                              detail::mpiDatatype(type), detail::mpiReduceOp(type, op), comm_));
+  if (op == ReduceOp::kAvg) detail::divideElements(recv, recvCount, type, size_);
+}
+
+void MpiBaseline::allgather(const void* send, void* recv, std::size_t sendCount, DataType type) const {
+  const int count = mpiCount(sendCount, "MPI_Allgather");
+  RINGSYNC_CHECK_MPI(MPI_Allgather(send, count, detail::mpiDatatype(type), recv, count, detail::mpiDatatype(type), comm_));
 }
 
 }  // namespace ringsync::bench

@@ -84,15 +84,36 @@ void broadcast(PyCommunicator& self, nb::handle x, int root, nb::handle stream) 
   keepUntilStreamPasses(self, std::move(a), s);
 }
 
-void allgather(PyCommunicator& self, nb::handle x, nb::handle out) {
-  const ImportedArray send = importArray(x, "allgather", "x");
-  const ImportedArray recv = importArray(out, "allgather", "out");
+// `large` must hold size() times the elements of `block`, of the same dtype (reduce_scatter's x and
+// out, all-gather's out and x), else InvalidArgument naming both.
+void requireBlocks(PyCommunicator& self, const char* call, const ImportedArray& large, const char* largeName,
+                   const ImportedArray& block, const char* blockName) {
   const std::size_t ranks = static_cast<std::size_t>(self.get().size());
-  if (recv.type != send.type || recv.count != send.count * ranks)
-    throw InvalidArgument("allgather: out must hold size * x.size = " + std::to_string(send.count * ranks) + " " +
-                          dataTypeName(send.type) + " elements, has " + std::to_string(recv.count) + " " +
-                          dataTypeName(recv.type));
-  locked(self, [&](Communicator& c) { c.allgather(send.data, recv.data, send.count, send.type); });
+  if (large.type != block.type || large.count != block.count * ranks)
+    throw InvalidArgument(std::string(call) + ": " + largeName + " must hold size * " + blockName + ".size = " +
+                          std::to_string(block.count * ranks) + " " + dataTypeName(block.type) + " elements, has " +
+                          std::to_string(large.count) + " " + dataTypeName(large.type));
+}
+
+void reduceScatter(PyCommunicator& self, nb::handle x, nb::handle out, const char* op, nb::handle stream) {
+  const ReduceOp reduceOp = parseOp(op, "reduce_scatter");
+  ImportedArray send = importArray(x, "reduce_scatter", "x");
+  ImportedArray recv = importArray(out, "reduce_scatter", "out");
+  requireBlocks(self, "reduce_scatter", send, "x", recv, "out");
+  CUstream_st* s = streamFor(send, stream, "reduce_scatter");
+  locked(self, [&](Communicator& c) { c.reduceScatter(send.data, recv.data, recv.count, recv.type, reduceOp, s); });
+  keepUntilStreamPasses(self, std::move(send), s);
+  keepUntilStreamPasses(self, std::move(recv), s);
+}
+
+void allgather(PyCommunicator& self, nb::handle x, nb::handle out, nb::handle stream) {
+  ImportedArray send = importArray(x, "allgather", "x");
+  ImportedArray recv = importArray(out, "allgather", "out");
+  requireBlocks(self, "allgather", recv, "out", send, "x");
+  CUstream_st* s = streamFor(send, stream, "allgather");
+  locked(self, [&](Communicator& c) { c.allgather(send.data, recv.data, send.count, send.type, s); });
+  keepUntilStreamPasses(self, std::move(send), s);
+  keepUntilStreamPasses(self, std::move(recv), s);
 }
 
 nb::dict placement(PyCommunicator& self) {
@@ -108,8 +129,8 @@ nb::dict placement(PyCommunicator& self) {
 
 void registerCommunicator(nb::module_& m) {
   nb::class_<PyCommunicator>(m, "Communicator",
-                             "All-reduce, broadcast, all-gather and barrier among MPI ranks. Every rank calls the "
-                             "same collectives in the same order; arrays are reduced in place.")
+                             "All-reduce, reduce-scatter, all-gather, broadcast and barrier among MPI ranks. Every "
+                             "rank calls the same collectives in the same order.")
       .def("__init__", &construct, nb::arg("comm") = nb::none(), nb::arg("options") = nb::none(),
            nb::sig("def __init__(self, comm: object | None = None, options: Options | None = None) -> None"),
            "Collective. comm: None (MPI_COMM_WORLD) or an mpi4py communicator (duplicated, never freed here). "
@@ -125,9 +146,16 @@ void registerCommunicator(nb::module_& m) {
       .def("broadcast", &broadcast, nb::arg("x").none(), nb::arg("root") = 0, nb::arg("stream") = nb::none(),
            nb::sig("def broadcast(self, x: object, root: int = 0, stream: object | None = None) -> None"),
            "Copy root's x into every rank's x, in place.")
-      .def("allgather", &allgather, nb::arg("x").none(), nb::arg("out").none(),
-           nb::sig("def allgather(self, x: object, out: object) -> None"),
-           "out[r * x.size:(r + 1) * x.size] = x of rank r (flat, C order); host arrays only.")
+      .def("reduce_scatter", &reduceScatter, nb::arg("x").none(), nb::arg("out").none(), nb::arg("op") = "sum",
+           nb::arg("stream") = nb::none(),
+           nb::sig("def reduce_scatter(self, x: object, out: object, op: str = 'sum', stream: object | None = None) -> None"),
+           "out = block `rank` of op over all ranks of x (MPI_Reduce_scatter_block): x holds size * out.size "
+           "elements (flat, C order). In place when out is this rank's block of x. op as allreduce's; stream: "
+           "required for CUDA tensors.")
+      .def("allgather", &allgather, nb::arg("x").none(), nb::arg("out").none(), nb::arg("stream") = nb::none(),
+           nb::sig("def allgather(self, x: object, out: object, stream: object | None = None) -> None"),
+           "out[r * x.size:(r + 1) * x.size] = x of rank r (flat, C order). In place when x is this rank's block "
+           "of out; stream: required for CUDA tensors.")
       .def("barrier", [](PyCommunicator& s) { locked(s, [](Communicator& c) { c.barrier(); }); })
       .def(
           "duplicate",

@@ -86,6 +86,16 @@ def test_allgather_output_of_the_wrong_size_or_type(comm):
         assert_rejected_cleanly(comm, lambda: comm.allgather(x, out), "allgather: out must hold", str(4 * n))
 
 
+def test_reduce_scatter_arrays_of_the_wrong_size_or_type(comm):
+    n = comm.size
+    out = np.zeros(4, np.float32)
+    bad_inputs = [np.ones(4 * n + 1, np.float32), np.ones(4 * n, np.float64), np.ones(4, np.float32) if n > 1 else np.ones(5, np.float32)]
+    for x in bad_inputs:
+        assert_rejected_cleanly(comm, lambda: comm.reduce_scatter(x, out), "reduce_scatter: x must hold", str(4 * n))
+    x = np.ones(4 * n, np.float32)
+    assert_rejected_cleanly(comm, lambda: comm.reduce_scatter(x, out, op="mean"), "op='mean'")
+
+
 def test_unsupported_ml_dtypes_type(comm):
     ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
     x = np.zeros(4, dtype=ml_dtypes.float8_e4m3fn)

@@ -1,0 +1,338 @@
+"""Closed-form cost of every host all-reduce ringsync has, and of the ones it lacks, at N nodes x L
+ranks per node and S bytes per rank. Each function follows what the code sends (messages, bytes,
+dependent steps, reductions, shared-memory copies); the comment above it names the file and says
+which terms come from where. simulator.py replays the same schedules message by message and
+test_model.py checks the two against each other.
+
+Parameters (Params): alpha, the latency of one message between nodes (software included); beta,
+seconds per byte through a node's link, per direction (the node's L ranks share it); gamma,
+seconds per byte reduced (c = a op b); alpha_shm, one shared-memory round (publish, see every
+peer's); beta_shm, seconds per byte copied inside a node; overhead, CPU seconds per message posted
+or completed (what makes a round of n-1 messages cost more than one).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# Constants of the code the costs depend on (where they live).
+SEGMENT_ACROSS_NODES = 63 * KIB       # Options::ringSegmentBytesAcrossNodes
+SEGMENT_ONE_NODE = 512 * KIB          # Options::ringSegmentBytes
+WHOLE_CHUNK_FROM, WHOLE_CHUNK_UPTO = 192 * KIB, 400 * KIB  # Options::kAcrossTwoRanksWholeChunk*
+SHARD_FROM = 32 * KIB                 # Options::kAcrossNodesShardFromBytes
+DOUBLING_MAX = 4 * MIB                # Options::kRecursiveDoublingMaxBytes
+DIRECT_ROUND = 4 * MIB                # Options::kDirectRoundBytes
+MAX_SMALL = 4 * MIB                   # Options::kMaxSmallBytes
+POINT_TO_POINT_SMALL = 32 * KIB       # Options::kPointToPointSmallBytes
+DIRECT_MAX_RANKS = 16                 # kDirectMaxRanks (algorithm_selection.cc)
+PIECE = 2 * MIB                       # kPipelinePieceBytes (hierarchical_allreduce.cc)
+PART = 63 * KIB                       # RecursiveDoubling::kPartBytes
+DOUBLING_PREFIX = 48 + 168            # sizeof(CallHeader) + sizeof(CallSummary)
+
+
+@dataclasses.dataclass(frozen=True)
+class Params:
+    alpha: float
+    beta: float
+    gamma: float
+    alpha_shm: float
+    beta_shm: float
+    overhead: float
+    name: str = ""
+
+    @staticmethod
+    def load(path: str, key: str) -> "Params":
+        with open(path) as f:
+            values = json.load(f)[key]
+        fields = {f.name for f in dataclasses.fields(Params)}
+        return Params(name=key, **{k: v for k, v in values.items() if k in fields})
+
+
+def node_round_bytes(ranks_per_node: int) -> int:
+    """What a shared-memory round carries per rank (roundCapacity at the node's size)."""
+    if ranks_per_node > DIRECT_MAX_RANKS:
+        return 0
+    return MAX_SMALL if ranks_per_node < 2 else min(MAX_SMALL, DIRECT_ROUND // (ranks_per_node - 1))
+
+
+def log2_floor(m: int) -> int:
+    return m.bit_length() - 1
+
+
+# ---- building blocks ---------------------------------------------------------------------------
+
+def fingerprint_round(n: int, p: Params) -> float:
+    """round_transport.cc, point-to-point round: every rank posts n-1 header sends and n-1 receives
+    (48 B each). Latency alpha, and 2(n-1) messages of CPU at every rank."""
+    return p.alpha + 2 * (n - 1) * p.overhead if n > 1 else 0.0
+
+
+def ring(m: int, S: float, p: Params, alpha: float, beta: float, segment: int, whole_chunks: bool = False,
+         beta_chain: float | None = None) -> float:
+    """ring_allreduce.cc among m ranks: 2(m-1) dependent steps of one chunk (S/m) each, the chunk
+    cut into k segments that stream (16 in flight). A reduce-scatter step lasts the longest of: its
+    k segments through the link, its k reductions on the CPU, and one segment's latency chain
+    (alpha + transfer + reduction: the next step's first segment waits for it). All-gather steps
+    the same without the reduction (beta_chain: the per-byte time along the chain, when its
+    edges differ from the slowest one, beta). For k = 1 this is 2(m-1)·alpha + 2(m-1)/m·S·beta +
+    (m-1)/m·S·gamma (DESIGN.md's formula); for k >> 1 alpha is hidden behind the stream."""
+    if m <= 1:
+        return 0.0
+    chunk = S / m
+    k = 1 if whole_chunks else max(1, math.ceil(chunk / segment))
+    s = chunk / k
+    o = p.overhead
+    chain = beta if beta_chain is None else beta_chain
+    reduce_step = max(k * s * beta, k * (s * p.gamma + 2 * o), alpha + s * chain + s * p.gamma + 2 * o)
+    gather_step = max(k * s * beta, k * 2 * o, alpha + s * chain + 2 * o)
+    return (m - 1) * (reduce_step + gather_step)
+
+
+def exchange(P: float, p: Params, alpha: float, beta_node: float, reduce: bool) -> float:
+    """One pairwise step of P bytes each way (parts of <= 63 KiB, all posted at once): latency,
+    the node's link carrying what its ranks send in this step (beta_node per byte of this rank's
+    message), the per-part overhead, and the reduction of what arrived."""
+    parts = max(1, math.ceil(P / PART))
+    return alpha + P * beta_node + 2 * parts * p.overhead + (P * p.gamma if reduce else 0.0)
+
+
+def recursive_doubling(m: int, P: float, p: Params, alpha: float, beta_node: float) -> float:
+    """recursive_doubling.cc among m members, P payload bytes (+ header and summary): the m - 2^k
+    extra members fold into the first ones (one message, reduced), log2(2^k) exchanges of the whole
+    payload (each reduced), the result sent back to the extras: (q + 1 + [m > 2^q])·alpha, the
+    fold's own latency hidden (q = floor(log2 m))."""
+    if m <= 1:
+        return 0.0
+    q = log2_floor(m)
+    P = P + DOUBLING_PREFIX
+    t = q * exchange(P, p, alpha, beta_node, True)
+    if m > 1 << q:
+        # The partners of the folded members send at once (they fold nothing), so the fold's
+        # latency hides behind theirs: its transfer and reduction remain, and the way back.
+        t += exchange(P, p, alpha, beta_node, True) - alpha + exchange(P, p, alpha, beta_node, False)
+    return t
+
+
+def rabenseifner(m: int, P: float, p: Params, alpha: float, beta_node: float) -> float:
+    """Recursive-halving reduce-scatter + recursive-doubling all-gather among m members (MPICH's
+    allreduce for mid sizes, Rabenseifner 2004): with 2^q <= m members in the butterfly, q steps
+    of P/2, P/4, ... each reduced, then q steps of the same sizes copied: 2q·alpha +
+    2(2^q-1)/2^q·P·beta + (2^q-1)/2^q·P·gamma. Not a power of two: the standard pre/post step
+    (the m - 2^q extra members send their whole P to a partner that reduces it, and get the whole
+    result back): + 2·alpha + 2·P·beta + P·gamma. The messages carry the call summary (as
+    recursive doubling's do), so no whole-communicator fingerprint round."""
+    if m <= 1:
+        return 0.0
+    q = log2_floor(m)
+    t = 0.0
+    piece = P
+    for _ in range(q):
+        piece /= 2
+        t += exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, True)
+        t += exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, False)
+    if m > 1 << q:
+        t += exchange(P + DOUBLING_PREFIX, p, alpha, beta_node, True) + exchange(P, p, alpha, beta_node, False)
+    return t
+
+
+def double_binary_tree(m: int, P: float, p: Params, alpha: float, beta_node: float, segment: float = 0) -> float:
+    """Two binary trees over m members (NCCL's double binary tree), each carrying half of P,
+    pipelined in segments of s bytes: a reduce up the trees, then a broadcast down. Every member
+    is interior in one tree and a leaf in the other, so in each pipeline slot it sends two segments
+    (one per tree; one when m = 2, where each tree is a root and a leaf) and, interior, receives
+    and reduces two. A phase (depth d = floor(log2 m) levels) lasts d·(alpha + s·beta [+ s·gamma
+    up]) for the first segment to cross the tree, then (k-1) slots of max(w·s·beta, CPU) and the
+    other tree's segment behind it: about d·alpha + P·beta for k = P/(2s) >> d. The segment is
+    `segment`, or the best of 4 KiB-4 MiB (NCCL tunes its chunk)."""
+    if m <= 1:
+        return 0.0
+    depth = log2_floor(m)
+    o = p.overhead
+    w = 1 if m == 2 else 2
+    best = math.inf
+    candidates = [segment] if segment else [4 * KIB * 2 ** i for i in range(11)]
+    for s in candidates:
+        s = min(s, max(P / 2, 1.0))
+        k = max(1, math.ceil(P / 2 / s))
+        s = P / 2 / k
+        slot_up = max(w * s * beta_node, w * s * p.gamma + 2 * w * o)
+        slot_down = max(w * s * beta_node, 2 * w * o)
+        tail = (w - 1) * s * beta_node
+        up = depth * (alpha + s * beta_node + s * p.gamma + 2 * o) + (k - 1) * slot_up + tail
+        down = depth * (alpha + s * beta_node + 2 * o) + (k - 1) * slot_down + tail
+        best = min(best, up + down)
+        if s >= P / 2:
+            break
+    return best
+
+
+# ---- shared-memory phases inside a node -----------------------------------------------------------
+
+def node_reduce_scatter(L: int, S: float, p: Params) -> float:
+    """split_allreduce.cc round 1 and the own-chunk reduction: each rank copies (L-1)/L·S into its
+    slot, then reduces its chunk over L copies: (L-1)·S/L reduced."""
+    return p.alpha_shm + (L - 1) / L * S * (p.beta_shm + p.gamma)
+
+
+def node_all_gather(L: int, S: float, p: Params) -> float:
+    """split_allreduce.cc round 2: each rank publishes its chunk (S/L) and copies the L-1 others."""
+    return p.alpha_shm + S * p.beta_shm
+
+
+# ---- ringsync's algorithms ----------------------------------------------------------------------
+
+def t_direct(N: int, L: int, S: float, p: Params) -> float:
+    """direct_allreduce.cc: one round carries every rank's S to every peer, every rank reduces n
+    payloads. Across nodes (point-to-point) each node's link carries L·(n-L)·S out."""
+    n = N * L
+    if n == 1:
+        return S * p.beta_shm
+    reduce = (n - 1) * S * p.gamma
+    if N == 1:
+        return p.alpha_shm + S * p.beta_shm + reduce
+    return fingerprint_round(n, p) + L * (n - L) * S * p.beta + reduce + S * p.beta_shm
+
+
+def t_split(N: int, L: int, S: float, p: Params) -> float:
+    """split_allreduce.cc, one node only: two shared-memory rounds."""
+    n = N * L
+    return node_reduce_scatter(n, S, p) + node_all_gather(n, S, p)
+
+
+def t_ring(N: int, L: int, S: float, p: Params) -> float:
+    """ring_allreduce.cc over all n ranks in rank order (nodes in blocks of L: one edge per node
+    crosses it, so a node's link carries one ring's flow, and the step latency is the average of
+    N edges' alpha and n-N edges' alpha_shm). The fingerprint round travels with the
+    first segment: its latency is hidden, its 2(n-1) messages are not. Two single-rank nodes send
+    chunks of 192-400 KiB whole."""
+    n = N * L
+    if n == 1:
+        return S * p.beta_shm
+    if N == 1:
+        return ring(n, S, p, p.alpha_shm, 2 * p.beta_shm, SEGMENT_ONE_NODE) + 2 * (n - 1) * p.overhead
+    whole = n == 2 and WHOLE_CHUNK_FROM <= S / 2 <= WHOLE_CHUNK_UPTO
+    # N of the n edges cross a node: a chunk's chain of steps pays the average edge's latency;
+    # the stream of segments is paced by the crossing edges.
+    alpha = (N * p.alpha + (n - N) * p.alpha_shm) / n
+    chain = (N * p.beta + (n - N) * 2 * p.beta_shm) / n
+    return ring(n, S, p, alpha, p.beta, SEGMENT_ACROSS_NODES, whole, chain) + 2 * (n - 1) * p.overhead
+
+
+def hierarchical_piece_bytes(L: int) -> float:
+    """hierarchical_allreduce.cc's pieceElements: what a node round holds, L/(L-1) of it, <= 2 MiB."""
+    return min(PIECE, node_round_bytes(L) * L / (L - 1))
+
+
+def t_hierarchical(N: int, L: int, S: float, p: Params) -> float:
+    """hierarchical_allreduce.cc: a whole-communicator fingerprint round, then per piece (<= 2 MiB,
+    a node round's worth): split's reduce-scatter in the node, L rings among the N nodes in
+    parallel over S/L each (they share the node's link: L·beta per ring), split's all-gather.
+    Piece p's ring overlaps the all-gather of p-1 and the reduce-scatter of p+1. Every piece's
+    ring pays its own 2(N-1) step latencies."""
+    n = N * L
+    Q = hierarchical_piece_bytes(L)
+    pieces = max(1, math.ceil(S / Q))
+    sizes = [Q] * (pieces - 1) + [S - Q * (pieces - 1)]
+    cross = [ring(N, q / L, p, p.alpha, L * p.beta, SEGMENT_ACROSS_NODES) for q in sizes]
+    t = fingerprint_round(n, p) + node_reduce_scatter(L, sizes[0], p)
+    for i, q in enumerate(sizes):
+        node_work = (node_all_gather(L, sizes[i - 1], p) if i > 0 else 0.0) + (
+            node_reduce_scatter(L, sizes[i + 1], p) if i + 1 < pieces else 0.0)
+        t += max(cross[i], node_work)
+    return t + node_all_gather(L, sizes[-1], p)
+
+
+def t_recursive_doubling(N: int, L: int, S: float, p: Params) -> float:
+    """recursive_doubling_allreduce.cc. With a hierarchy (L >= 2 on every node): a node round
+    carrying every rank's S, each local rank reduces its part (S/L when L·S >= 32 KiB, else all of
+    S) over the L copies, recursive doubling among the N nodes over that part (the L doublings
+    share the node's link: L·part bytes per step), then a second node round gathers the parts.
+    Without one (L = 1): recursive doubling among all ranks, the payload copied in and out."""
+    n = N * L
+    if n == 1:
+        return S * p.beta_shm
+    if N == 1 or L == 1 or node_round_bytes(L) < 64 * KIB:
+        # across all ranks, the payload copied in and out; with L > 1 the first log2(L) steps pair
+        # ranks of the same node (MPI's shared memory), the others cross with all L ranks at once
+        t = 2 * S * p.beta_shm
+        if L == 1 or N == 1:
+            alpha, beta = (p.alpha, p.beta) if N > 1 else (p.alpha_shm, 2 * p.beta_shm)
+            return t + recursive_doubling(n, S, p, alpha, beta)
+        q = log2_floor(n)
+        local_steps = log2_floor(L)
+        P = S + DOUBLING_PREFIX
+        t += local_steps * exchange(P, p, p.alpha_shm, 2 * p.beta_shm, True)
+        t += (q - local_steps) * exchange(P, p, p.alpha, L * p.beta, True)
+        if n > 1 << q:
+            t += exchange(P, p, p.alpha, p.beta, True) - p.alpha + exchange(P, p, p.alpha, p.beta, False)
+        return t
+    shard = S * L >= SHARD_FROM
+    part = S / L if shard else S
+    t = p.alpha_shm + S * p.beta_shm + (L - 1) * part * p.gamma
+    t += recursive_doubling(N, part, p, p.alpha, L * p.beta)
+    if shard:
+        t += p.alpha_shm + part * p.beta_shm + S * p.beta_shm
+    else:
+        t += S * p.beta_shm
+    return t
+
+
+# ---- what ringsync lacks --------------------------------------------------------------------------
+
+def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
+    """Rabenseifner across nodes. L = 1: among all ranks. L >= 2: split's reduce-scatter in the
+    node, L Rabenseifners among the N nodes in parallel over S/L each (sharing the node's link),
+    split's all-gather (one piece: no per-piece latency)."""
+    n = N * L
+    if n == 1:
+        return S * p.beta_shm
+    if N == 1:
+        return rabenseifner(n, S, p, p.alpha_shm, 2 * p.beta_shm)
+    if L == 1:
+        return 2 * S * p.beta_shm + rabenseifner(N, S, p, p.alpha, p.beta)
+    return node_reduce_scatter(L, S, p) + rabenseifner(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
+
+
+def t_tree(N: int, L: int, S: float, p: Params) -> float:
+    """A double binary tree across nodes (inside the node as Rabenseifner above)."""
+    n = N * L
+    if n == 1:
+        return S * p.beta_shm
+    if N == 1:
+        return double_binary_tree(n, S, p, p.alpha_shm, 2 * p.beta_shm)
+    if L == 1:
+        return 2 * S * p.beta_shm + double_binary_tree(N, S, p, p.alpha, p.beta)
+    return node_reduce_scatter(L, S, p) + double_binary_tree(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
+
+
+# ---- which can run where ---------------------------------------------------------------------------
+
+EXISTING = ("direct", "split", "ring", "hierarchical", "recursive_doubling")
+ADDED = ("rabenseifner", "tree")
+TIME = {
+    "direct": t_direct, "split": t_split, "ring": t_ring, "hierarchical": t_hierarchical,
+    "recursive_doubling": t_recursive_doubling, "rabenseifner": t_rabenseifner, "tree": t_tree,
+}
+
+
+def available(algorithm: str, N: int, L: int, S: float) -> bool:
+    """Whether ringsync can run the algorithm for this layout and size (forced or chosen)."""
+    n = N * L
+    if algorithm == "direct":  # a round, <= 16 ranks, forced: kMaxSmallBytes/(n-1) per peer
+        return n <= DIRECT_MAX_RANKS and (n == 1 or S <= min(MAX_SMALL, DIRECT_ROUND / (n - 1)))
+    if algorithm == "split":
+        return N == 1 and n > 1 and n <= DIRECT_MAX_RANKS and S * (n - 1) / n <= node_round_bytes(n)
+    if algorithm == "hierarchical":
+        return N > 1 and L > 1 and node_round_bytes(L) >= 64 * KIB
+    if algorithm == "recursive_doubling":
+        hierarchy = N > 1 and L > 1 and node_round_bytes(L) >= 64 * KIB
+        return n > 1 and S <= DOUBLING_MAX and (not hierarchy or S <= node_round_bytes(L))
+    return True
+
+
+def times(N: int, L: int, S: float, p: Params, algorithms=EXISTING + ADDED) -> dict:
+    return {a: TIME[a](N, L, S, p) for a in algorithms if available(a, N, L, S)}

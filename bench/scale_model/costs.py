@@ -74,22 +74,25 @@ def fingerprint_round(n: int, p: Params) -> float:
 def ring(m: int, S: float, p: Params, alpha: float, beta: float, segment: int, whole_chunks: bool = False,
          beta_chain: float | None = None) -> float:
     """ring_allreduce.cc among m ranks: 2(m-1) dependent steps of one chunk (S/m) each, the chunk
-    cut into k segments that stream (16 in flight). A reduce-scatter step lasts the longest of: its
-    k segments through the link, its k reductions on the CPU, and one segment's latency chain
-    (alpha + transfer + reduction: the next step's first segment waits for it). All-gather steps
-    the same without the reduction (beta_chain: the per-byte time along the chain, when its
-    edges differ from the slowest one, beta). For k = 1 this is 2(m-1)·alpha + 2(m-1)/m·S·beta +
-    (m-1)/m·S·gamma (DESIGN.md's formula); for k >> 1 alpha is hidden behind the stream."""
+    cut into k segments that stream (16 in flight), each reduced as it arrives. The time is the
+    longest of: the link carrying 2(m-1)·k segments; the CPU reducing (m-1)·k of them and handling
+    every message; and the chain of 2(m-1) steps one segment must wait for (alpha + transfer
+    [+ reduction] per step; beta_chain: the per-byte time along that chain when its edges differ
+    from the slowest, beta), followed by the chunk's other k-1 segments. For k = 1 the chain is the longest: 2(m-1)·alpha + 2(m-1)/m·S·beta +
+    (m-1)/m·S·gamma, DESIGN.md's formula; for k >> 1 the stream hides alpha."""
     if m <= 1:
         return 0.0
     chunk = S / m
     k = 1 if whole_chunks else max(1, math.ceil(chunk / segment))
     s = chunk / k
     o = p.overhead
-    chain = beta if beta_chain is None else beta_chain
-    reduce_step = max(k * s * beta, k * (s * p.gamma + 2 * o), alpha + s * chain + s * p.gamma + 2 * o)
-    gather_step = max(k * s * beta, k * 2 * o, alpha + s * chain + 2 * o)
-    return (m - 1) * (reduce_step + gather_step)
+    chain_beta = beta if beta_chain is None else beta_chain
+    link = 2 * (m - 1) * k * s * beta + alpha
+    cpu = (m - 1) * k * s * p.gamma + 2 * (m - 1) * k * 2 * o + alpha
+    chain = 2 * (m - 1) * (alpha + s * chain_beta + 2 * o) + (m - 1) * s * p.gamma
+    # the chunk's other k-1 segments follow the first one through the last step
+    chain += (k - 1) * max(s * beta, s * p.gamma + 4 * o)
+    return max(link, cpu, chain)
 
 
 def exchange(P: float, p: Params, alpha: float, beta_node: float, reduce: bool) -> float:
@@ -98,6 +101,17 @@ def exchange(P: float, p: Params, alpha: float, beta_node: float, reduce: bool) 
     message), the per-part overhead, and the reduction of what arrived."""
     parts = max(1, math.ceil(P / PART))
     return alpha + P * beta_node + 2 * parts * p.overhead + (P * p.gamma if reduce else 0.0)
+
+
+def streamed_exchange(P: float, p: Params, alpha: float, beta_node: float, reduce: bool) -> float:
+    """The same step with every part reduced as it lands (the part before is being reduced while
+    the next one travels): what a new reduce-scatter should do, unlike recursive_doubling.cc, which
+    reduces the whole message once all of it is in."""
+    parts = max(1, math.ceil(P / PART))
+    part = P / parts
+    reduce_part = part * p.gamma if reduce else 0.0
+    # the first part's send and the last one's receive are on the chain; the others overlap
+    return alpha + 2 * p.overhead + max(P * beta_node, (parts - 1) * (reduce_part + 2 * p.overhead)) + reduce_part
 
 
 def recursive_doubling(m: int, P: float, p: Params, alpha: float, beta_node: float) -> float:
@@ -121,7 +135,8 @@ def rabenseifner(m: int, P: float, p: Params, alpha: float, beta_node: float) ->
     """Recursive-halving reduce-scatter + recursive-doubling all-gather among m members (MPICH's
     allreduce for mid sizes, Rabenseifner 2004): with 2^q <= m members in the butterfly, q steps
     of P/2, P/4, ... each reduced, then q steps of the same sizes copied: 2q·alpha +
-    2(2^q-1)/2^q·P·beta + (2^q-1)/2^q·P·gamma. Not a power of two: the standard pre/post step
+    2(2^q-1)/2^q·P·beta + (2^q-1)/2^q·P·gamma (parts reduced as they land, so a step costs the
+    longer of its transfer and its reduction). Not a power of two: the standard pre/post step
     (the m - 2^q extra members send their whole P to a partner that reduces it, and get the whole
     result back): + 2·alpha + 2·P·beta + P·gamma. The messages carry the call summary (as
     recursive doubling's do), so no whole-communicator fingerprint round."""
@@ -132,10 +147,11 @@ def rabenseifner(m: int, P: float, p: Params, alpha: float, beta_node: float) ->
     piece = P
     for _ in range(q):
         piece /= 2
-        t += exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, True)
-        t += exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, False)
+        t += streamed_exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, True)
+        t += streamed_exchange(piece + DOUBLING_PREFIX, p, alpha, beta_node, False)
     if m > 1 << q:
-        t += exchange(P + DOUBLING_PREFIX, p, alpha, beta_node, True) + exchange(P, p, alpha, beta_node, False)
+        t += streamed_exchange(P + DOUBLING_PREFIX, p, alpha, beta_node, True)
+        t += streamed_exchange(P, p, alpha, beta_node, False)
     return t
 
 
@@ -284,28 +300,28 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params) -> float:
 # ---- what ringsync lacks --------------------------------------------------------------------------
 
 def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
-    """Rabenseifner across nodes. L = 1: among all ranks. L >= 2: split's reduce-scatter in the
-    node, L Rabenseifners among the N nodes in parallel over S/L each (sharing the node's link),
-    split's all-gather (one piece: no per-piece latency)."""
+    """Rabenseifner across nodes. L = 1: among all ranks, in place (no staging copies). L >= 2:
+    split's reduce-scatter in the node, L Rabenseifners among the N nodes in parallel over S/L each
+    (sharing the node's link), split's all-gather (one piece: no per-piece latency)."""
     n = N * L
     if n == 1:
         return S * p.beta_shm
     if N == 1:
         return rabenseifner(n, S, p, p.alpha_shm, 2 * p.beta_shm)
-    if L == 1:
-        return 2 * S * p.beta_shm + rabenseifner(N, S, p, p.alpha, p.beta)
+    if L == 1:  # in place: the first step reduces send and what arrives into recv, no staging copy
+        return rabenseifner(N, S, p, p.alpha, p.beta)
     return node_reduce_scatter(L, S, p) + rabenseifner(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
 
 
 def t_tree(N: int, L: int, S: float, p: Params) -> float:
-    """A double binary tree across nodes (inside the node as Rabenseifner above)."""
+    """A double binary tree across nodes, in place (inside the node as Rabenseifner above)."""
     n = N * L
     if n == 1:
         return S * p.beta_shm
     if N == 1:
         return double_binary_tree(n, S, p, p.alpha_shm, 2 * p.beta_shm)
     if L == 1:
-        return 2 * S * p.beta_shm + double_binary_tree(N, S, p, p.alpha, p.beta)
+        return double_binary_tree(N, S, p, p.alpha, p.beta)
     return node_reduce_scatter(L, S, p) + double_binary_tree(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
 
 

@@ -155,8 +155,9 @@ def ring(sc: Schedule, ranks, S: float, p: costs.Params, start: dict, segment: i
 
 
 def pairwise(sc: Schedule, a: int, b: int, nbytes: float, deps_a, deps_b, p: costs.Params, reduce: bool,
-             both_ways: bool = True) -> tuple:
-    """a <-> b exchange nbytes (parts of <= 63 KiB, all posted at once); each reduces what it got.
+             both_ways: bool = True, streamed: bool = False) -> tuple:
+    """a <-> b exchange nbytes (parts of <= 63 KiB, all posted at once); each reduces what it got,
+    once all of it is in (recursive_doubling.cc) or part by part as it lands (streamed).
     Returns (a's end, b's end)."""
     parts = max(1, math.ceil(nbytes / costs.PART))
     size = nbytes / parts
@@ -164,14 +165,17 @@ def pairwise(sc: Schedule, a: int, b: int, nbytes: float, deps_a, deps_b, p: cos
     recvd = {a: [], b: []}
     directions = ((a, b), (b, a)) if both_ways else ((a, b),)
     for src, dst in directions:
+        last = None
         for _ in range(parts):
             s, v = sc.message(src, dst, size, deps_a if src == a else deps_b, deps_b if dst == b else deps_a)
             ends[src].append(s)
+            if reduce and streamed:
+                v = last = sc.compute(dst, size * p.gamma, [v] + ([last] if last is not None else []))
             recvd[dst].append(v)
     out = []
     for r in (a, b):
         last = sc.join(ends[r] + recvd[r])
-        if reduce and recvd[r]:
+        if reduce and recvd[r] and not streamed:
             last = sc.compute(r, nbytes * p.gamma, [last])
         out.append(last)
     return tuple(out)
@@ -215,7 +219,8 @@ def rabenseifner(sc: Schedule, members, P: float, p: costs.Params, start: dict) 
     pre = costs.DOUBLING_PREFIX
     for e in range(core, m):
         end[members[e]], end[members[e - core]] = pairwise(
-            sc, members[e], members[e - core], P + pre, [end[members[e]]], [end[members[e - core]]], p, True, False)
+            sc, members[e], members[e - core], P + pre, [end[members[e]]], [end[members[e - core]]], p, True, False,
+            streamed=True)
     bits = list(range(q - 1, -1, -1))  # halving: the farthest partner first
     for phase, reduce in ((bits, True), (bits[::-1], False)):
         for step, bit in enumerate(phase):
@@ -225,7 +230,8 @@ def rabenseifner(sc: Schedule, members, P: float, p: costs.Params, start: dict) 
                 j = i ^ (1 << bit)
                 if i < j:
                     new[members[i]], new[members[j]] = pairwise(sc, members[i], members[j], piece + pre,
-                                                               [end[members[i]]], [end[members[j]]], p, reduce)
+                                                               [end[members[i]]], [end[members[j]]], p, reduce,
+                                                               streamed=True)
             end = new
     for e in range(core, m):
         end[members[e - core]], end[members[e]] = pairwise(
@@ -327,12 +333,11 @@ def build(algorithm: str, N: int, L: int, S: float, p: costs.Params, tree_segmen
                 end.update(node_round(sc, [node * L + i for i in range(L)], part, p, end))
         end = {r: sc.compute(r, S * p.beta_shm, [end[r]]) for r in ranks}
     elif algorithm == "rabenseifner" and L == 1:
-        end = rabenseifner(sc, ranks, S, p, {r: sc.compute(r, S * p.beta_shm, [start[r]]) for r in ranks})
+        end = rabenseifner(sc, ranks, S, p, start)
     elif algorithm == "rabenseifner":
         end = hierarchical_phases(sc, N, L, S, p, start, lambda members, P, st: rabenseifner(sc, members, P, p, st))
     elif algorithm == "tree" and L == 1:
-        end = double_binary_tree(sc, ranks, S, p, {r: sc.compute(r, S * p.beta_shm, [start[r]]) for r in ranks},
-                                 tree_segment)
+        end = double_binary_tree(sc, ranks, S, p, start, tree_segment)
     elif algorithm == "tree":
         end = hierarchical_phases(sc, N, L, S, p, start,
                                   lambda members, P, st: double_binary_tree(sc, members, P, p, st, tree_segment))
@@ -342,7 +347,7 @@ def build(algorithm: str, N: int, L: int, S: float, p: costs.Params, tree_segmen
             sc, members, P, p, st, costs.SEGMENT_ACROSS_NODES))
     else:
         raise ValueError(f"simulator: no schedule for {algorithm}")
-    if algorithm in ("recursive_doubling", "rabenseifner", "tree") and L == 1:
+    if algorithm == "recursive_doubling" and L == 1:  # the payload copied out of the doubling buffer
         end = {r: sc.compute(r, S * p.beta_shm, [end[r]]) for r in ranks}
     sc.join(list(end.values()))
     return sc

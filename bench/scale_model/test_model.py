@@ -18,6 +18,9 @@ import selection  # noqa: E402
 import simulator  # noqa: E402
 
 P = costs.Params(alpha=30e-6, beta=8e-9, gamma=0.1e-9, alpha_shm=1e-6, beta_shm=0.1e-9, overhead=2e-6, name="test")
+# A link faster than one core reduces (100 Gbit/s): the CPU and the link take turns as the bottleneck.
+FAST = costs.Params(alpha=3e-6, beta=0.08e-9, gamma=0.1e-9, alpha_shm=0.5e-6, beta_shm=0.1e-9, overhead=0.3e-6,
+                    name="fast")
 SIZES = (8, 4096, 65536, 1 << 20, 8 << 20)
 SELECTION = selection.default_binary()
 
@@ -30,14 +33,14 @@ class ClosedFormsAgainstSimulator(unittest.TestCase):
     """One rank per node: every link carries one flow, so the closed forms should match the
     message-by-message replay closely (pipelined ring, folds of non-powers of two included)."""
 
-    def check(self, algorithm, layouts, low, high, sizes=SIZES):
+    def check(self, algorithm, layouts, low, high, sizes=SIZES, p=P):
         for N, L in layouts:
             for S in sizes:
                 if not costs.available(algorithm, N, L, S):
                     continue
-                with self.subTest(algorithm=algorithm, N=N, L=L, S=S):
-                    sim = simulator.time(algorithm, N, L, S, P)
-                    formula = costs.TIME[algorithm](N, L, S, P)
+                with self.subTest(algorithm=algorithm, N=N, L=L, S=S, params=p.name):
+                    sim = simulator.time(algorithm, N, L, S, p)
+                    formula = costs.TIME[algorithm](N, L, S, p)
                     self.assertTrue(low <= formula / sim <= high, f"formula {formula * 1e6:.1f} us, simulated "
                                     f"{sim * 1e6:.1f} us")
 
@@ -52,12 +55,18 @@ class ClosedFormsAgainstSimulator(unittest.TestCase):
     def test_rabenseifner(self):
         self.check("rabenseifner", [(2, 1), (3, 1), (4, 1), (5, 1), (8, 1), (16, 1)], 0.98, 1.02)
 
+    def test_fast_link(self):
+        # where the link and the CPU are close, the ring's max(link, CPU, chain) is optimistic
+        self.check("ring", [(2, 1), (3, 1), (8, 1), (16, 1)], 0.82, 1.05, p=FAST)
+        self.check("rabenseifner", [(2, 1), (3, 1), (8, 1), (16, 1)], 0.95, 1.03, p=FAST)
+        self.check("recursive_doubling", [(2, 1), (4, 1), (8, 1)], 0.99, 1.05, p=FAST)
+
     def test_tree_at_the_same_segment(self):
         for N in (3, 8, 16):
             for S in (1 << 20, 8 << 20):
                 with self.subTest(N=N, S=S):
                     sim = simulator.time("tree", N, 1, S, P, tree_segment=64 * 1024)
-                    formula = 2 * S * P.beta_shm + costs.double_binary_tree(N, S, P, P.alpha, P.beta, 64 * 1024)
+                    formula = costs.double_binary_tree(N, S, P, P.alpha, P.beta, 64 * 1024)
                     # the simulator's greedy order pipelines the two trees less well than the ideal
                     self.assertTrue(0.75 <= formula / sim <= 1.1, f"{formula * 1e6:.0f} / {sim * 1e6:.0f} us")
 
@@ -80,20 +89,23 @@ class TextbookForms(unittest.TestCase):
             self.assertAlmostEqual(costs.ring(m, S, self.p, self.p.alpha, self.p.beta, 63 * 1024), expected, delta=1e-12)
 
     def test_rabenseifner_power_of_two(self):
+        # the link is slower than the reduction here: every part but a step's last is reduced while
+        # the next travels, so what remains of gamma is one part per reduce-scatter step
         for m in (2, 8, 1024):
             S = float(1 << 20)
             q = int(math.log2(m))
             bytes_ = 2 * (m - 1) / m * S + 2 * q * costs.DOUBLING_PREFIX
-            reduced = (m - 1) / m * S + q * costs.DOUBLING_PREFIX
-            expected = 2 * q * self.p.alpha + bytes_ * self.p.beta + reduced * self.p.gamma
-            self.assertAlmostEqual(costs.rabenseifner(m, S, self.p, self.p.alpha, self.p.beta), expected, delta=1e-12)
+            expected = 2 * q * self.p.alpha + bytes_ * self.p.beta
+            got = costs.rabenseifner(m, S, self.p, self.p.alpha, self.p.beta)
+            self.assertTrue(0 <= got - expected <= q * costs.PART * self.p.gamma, f"{got} against {expected}")
 
     def test_rabenseifner_pre_and_post_step(self):
         S = float(1 << 20)
         extra = costs.rabenseifner(1000, S, self.p, self.p.alpha, self.p.beta) - costs.rabenseifner(
             512, S, self.p, self.p.alpha, self.p.beta)
         P = S + costs.DOUBLING_PREFIX
-        self.assertAlmostEqual(extra, 2 * self.p.alpha + (P + S) * self.p.beta + P * self.p.gamma, delta=1e-12)
+        expected = 2 * self.p.alpha + (P + S) * self.p.beta
+        self.assertTrue(0 <= extra - expected <= costs.PART * self.p.gamma, f"{extra} against {expected}")
 
 
 class SelectionTable(unittest.TestCase):

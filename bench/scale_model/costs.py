@@ -178,8 +178,10 @@ def double_binary_tree(m: int, P: float, p: Params, alpha: float, beta_node: flo
         slot_up = max(w * s * beta_node, w * s * p.gamma + 2 * w * o)
         slot_down = max(w * s * beta_node, 2 * w * o)
         tail = (w - 1) * s * beta_node
-        up = depth * (alpha + s * beta_node + s * p.gamma + 2 * o) + (k - 1) * slot_up + tail
-        down = depth * (alpha + s * beta_node + 2 * o) + (k - 1) * slot_down + tail
+        # the first segment of each phase carries the header and call summary (h bytes)
+        h = DOUBLING_PREFIX * beta_node
+        up = depth * (alpha + s * beta_node + h + s * p.gamma + 2 * o) + (k - 1) * slot_up + tail
+        down = depth * (alpha + s * beta_node + h + 2 * o) + (k - 1) * slot_down + tail
         best = min(best, up + down)
         if s >= P / 2:
             break
@@ -235,12 +237,36 @@ def t_ring(N: int, L: int, S: float, p: Params) -> float:
     # the stream of segments is paced by the crossing edges.
     alpha = (N * p.alpha + (n - N) * p.alpha_shm) / n
     chain = (N * p.beta + (n - N) * 2 * p.beta_shm) / n
-    return ring(n, S, p, alpha, p.beta, SEGMENT_ACROSS_NODES, whole, chain) + 2 * (n - 1) * p.overhead
+    slowest = p.beta if L == 1 else max(p.beta, 2 * p.beta_shm)  # MPI's shared memory copies twice
+    return ring(n, S, p, alpha, slowest, SEGMENT_ACROSS_NODES, whole, chain) + 2 * (n - 1) * p.overhead
 
 
 def hierarchical_piece_bytes(L: int) -> float:
     """hierarchical_allreduce.cc's pieceElements: what a node round holds, L/(L-1) of it, <= 2 MiB."""
     return min(PIECE, node_round_bytes(L) * L / (L - 1))
+
+
+def pipelined_pieces(L: int, S: float, p: Params, cross, piece: float) -> float:
+    """hierarchical_allreduce.cc's loop over pieces of `piece` bytes: split's reduce-scatter of
+    piece 0, then for every piece its cross-node phase (cross(bytes of the piece)) overlapping the
+    all-gather of the piece before and the reduce-scatter of the piece after, then the last
+    all-gather. Every piece pays its cross-node phase's latency."""
+    pieces = max(1, math.ceil(S / piece))
+    sizes = [piece] * (pieces - 1) + [S - piece * (pieces - 1)]
+    t = node_reduce_scatter(L, sizes[0], p)
+    for i, q in enumerate(sizes):
+        node_work = (node_all_gather(L, sizes[i - 1], p) if i > 0 else 0.0) + (
+            node_reduce_scatter(L, sizes[i + 1], p) if i + 1 < pieces else 0.0)
+        t += max(cross(q), node_work)
+    return t + node_all_gather(L, sizes[-1], p)
+
+
+def sequential_phases(L: int, S: float, p: Params, cross, piece: float) -> float:
+    """The node's reduce-scatter of the whole message (in node rounds of `piece`), one cross-node
+    phase over all of it, the node's all-gather: the cross-node latency paid once, the node phases
+    not hidden behind the network."""
+    rounds = max(1, math.ceil(S / piece))
+    return (rounds - 1) * 2 * p.alpha_shm + node_reduce_scatter(L, S, p) + cross(S) + node_all_gather(L, S, p)
 
 
 def t_hierarchical(N: int, L: int, S: float, p: Params) -> float:
@@ -249,24 +275,16 @@ def t_hierarchical(N: int, L: int, S: float, p: Params) -> float:
     parallel over S/L each (they share the node's link: L·beta per ring), split's all-gather.
     Piece p's ring overlaps the all-gather of p-1 and the reduce-scatter of p+1. Every piece's
     ring pays its own 2(N-1) step latencies."""
-    n = N * L
-    Q = hierarchical_piece_bytes(L)
-    pieces = max(1, math.ceil(S / Q))
-    sizes = [Q] * (pieces - 1) + [S - Q * (pieces - 1)]
-    cross = [ring(N, q / L, p, p.alpha, L * p.beta, SEGMENT_ACROSS_NODES) for q in sizes]
-    t = fingerprint_round(n, p) + node_reduce_scatter(L, sizes[0], p)
-    for i, q in enumerate(sizes):
-        node_work = (node_all_gather(L, sizes[i - 1], p) if i > 0 else 0.0) + (
-            node_reduce_scatter(L, sizes[i + 1], p) if i + 1 < pieces else 0.0)
-        t += max(cross[i], node_work)
-    return t + node_all_gather(L, sizes[-1], p)
+    cross = lambda q: ring(N, q / L, p, p.alpha, L * p.beta, SEGMENT_ACROSS_NODES)  # noqa: E731
+    return fingerprint_round(N * L, p) + pipelined_pieces(L, S, p, cross, hierarchical_piece_bytes(L))
 
 
-def t_recursive_doubling(N: int, L: int, S: float, p: Params) -> float:
+def t_recursive_doubling(N: int, L: int, S: float, p: Params, shard_from: float = SHARD_FROM) -> float:
     """recursive_doubling_allreduce.cc. With a hierarchy (L >= 2 on every node): a node round
     carrying every rank's S, each local rank reduces its part (S/L when L·S >= 32 KiB, else all of
     S) over the L copies, recursive doubling among the N nodes over that part (the L doublings
-    share the node's link: L·part bytes per step), then a second node round gathers the parts.
+    share the node's link: L·part bytes per step), then a second node round gathers the parts
+    (shard_from: Options::kAcrossNodesShardFromBytes, or another threshold to compare).
     Without one (L = 1): recursive doubling among all ranks, the payload copied in and out."""
     n = N * L
     if n == 1:
@@ -286,7 +304,7 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params) -> float:
         if n > 1 << q:
             t += exchange(P, p, p.alpha, p.beta, True) - p.alpha + exchange(P, p, p.alpha, p.beta, False)
         return t
-    shard = S * L >= SHARD_FROM
+    shard = S * L >= shard_from
     part = S / L if shard else S
     t = p.alpha_shm + S * p.beta_shm + (L - 1) * part * p.gamma
     t += recursive_doubling(N, part, p, p.alpha, L * p.beta)
@@ -300,9 +318,11 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params) -> float:
 # ---- what ringsync lacks --------------------------------------------------------------------------
 
 def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
-    """Rabenseifner across nodes. L = 1: among all ranks, in place (no staging copies). L >= 2:
-    split's reduce-scatter in the node, L Rabenseifners among the N nodes in parallel over S/L each
-    (sharing the node's link), split's all-gather (one piece: no per-piece latency)."""
+    """Rabenseifner across nodes. L = 1: among all ranks, in place (no staging copies). L >= 2: the
+    hierarchical all-reduce's structure with Rabenseifner among the nodes instead of the ring (L
+    of them in parallel over S/L each, sharing the node's link) and no whole-communicator round:
+    pipelined in pieces as hierarchical_allreduce.cc does, or the node phases around one
+    Rabenseifner, whichever is faster (pieces hide the node phases but pay 2·log2(N)·alpha each)."""
     n = N * L
     if n == 1:
         return S * p.beta_shm
@@ -310,7 +330,9 @@ def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
         return rabenseifner(n, S, p, p.alpha_shm, 2 * p.beta_shm)
     if L == 1:  # in place: the first step reduces send and what arrives into recv, no staging copy
         return rabenseifner(N, S, p, p.alpha, p.beta)
-    return node_reduce_scatter(L, S, p) + rabenseifner(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
+    cross = lambda q: rabenseifner(N, q / L, p, p.alpha, L * p.beta)  # noqa: E731
+    piece = hierarchical_piece_bytes(L)
+    return min(pipelined_pieces(L, S, p, cross, piece), sequential_phases(L, S, p, cross, piece))
 
 
 def t_tree(N: int, L: int, S: float, p: Params) -> float:
@@ -322,16 +344,25 @@ def t_tree(N: int, L: int, S: float, p: Params) -> float:
         return double_binary_tree(n, S, p, p.alpha_shm, 2 * p.beta_shm)
     if L == 1:
         return double_binary_tree(N, S, p, p.alpha, p.beta)
-    return node_reduce_scatter(L, S, p) + double_binary_tree(N, S / L, p, p.alpha, L * p.beta) + node_all_gather(L, S, p)
+    cross = lambda q: double_binary_tree(N, q / L, p, p.alpha, L * p.beta)  # noqa: E731
+    piece = hierarchical_piece_bytes(L)
+    return min(pipelined_pieces(L, S, p, cross, piece), sequential_phases(L, S, p, cross, piece))
 
 
 # ---- which can run where ---------------------------------------------------------------------------
 
+def t_rd_sharded(N: int, L: int, S: float, p: Params) -> float:
+    """Recursive doubling as it is, but every local rank sending only its 1/L of the message at
+    every size (kAcrossNodesShardFromBytes = 0): a changed constant, not a new algorithm."""
+    return t_recursive_doubling(N, L, S, p, shard_from=0)
+
+
 EXISTING = ("direct", "split", "ring", "hierarchical", "recursive_doubling")
-ADDED = ("rabenseifner", "tree")
+ADDED = ("rabenseifner", "tree", "rd_sharded")
 TIME = {
     "direct": t_direct, "split": t_split, "ring": t_ring, "hierarchical": t_hierarchical,
     "recursive_doubling": t_recursive_doubling, "rabenseifner": t_rabenseifner, "tree": t_tree,
+    "rd_sharded": t_rd_sharded,
 }
 
 
@@ -344,7 +375,7 @@ def available(algorithm: str, N: int, L: int, S: float) -> bool:
         return N == 1 and n > 1 and n <= DIRECT_MAX_RANKS and S * (n - 1) / n <= node_round_bytes(n)
     if algorithm == "hierarchical":
         return N > 1 and L > 1 and node_round_bytes(L) >= 64 * KIB
-    if algorithm == "recursive_doubling":
+    if algorithm in ("recursive_doubling", "rd_sharded"):
         hierarchy = N > 1 and L > 1 and node_round_bytes(L) >= 64 * KIB
         return n > 1 and S <= DOUBLING_MAX and (not hierarchy or S <= node_round_bytes(L))
     return True

@@ -27,9 +27,10 @@ MIN_BYTES, MAX_BYTES = 8, 64 * costs.MIB
 LOSS = 1.10  # "loses more than 10%"
 
 SHORT = {"direct": "D", "split": "S", "ring": "R", "hierarchical": "H", "recursive_doubling": "RD",
-         "rabenseifner": "Rab", "tree": "T"}
+         "rabenseifner": "Rab", "tree": "T", "rd_sharded": "RDs"}
 COLOUR = {"direct": "tab:gray", "split": "tab:olive", "ring": "tab:blue", "hierarchical": "tab:green",
-          "recursive_doubling": "tab:orange", "rabenseifner": "tab:red", "tree": "tab:purple"}
+          "recursive_doubling": "tab:orange", "rabenseifner": "tab:red", "tree": "tab:purple",
+          "rd_sharded": "tab:brown"}
 
 
 def sizes():
@@ -111,7 +112,7 @@ def summary(rows, params, nodes, ranks) -> str:
     for L in ranks:
         lines += [f"### {L} rank(s) per node: where ringsync's selection loses more than 10%", "",
                   "| N | against the best it has (sizes, worst factor, best there) "
-                  "| against the best with Rabenseifner / tree (sizes, worst factor, best there) |",
+                  "| against the best with Rabenseifner / tree / sharded RD (sizes, worst factor, best there) |",
                   "|---:|---|---|"]
         for N in nodes:
             mine = [r for r in rows if r["nodes"] == N and r["ranks_per_node"] == L]
@@ -191,8 +192,9 @@ def plot(rows, params, ranks, figures, tag):
         ax.set_ylabel("nodes N")
         bar = fig.colorbar(image)
         bar.set_label("log2(ringsync's choice / best incl. Rabenseifner and tree)")
-        ax.set_title(f"{L} rank(s) per node, model `{params.name}`: cell = best algorithm "
-                     "(D direct, R ring, H hierarchical, RD recursive doubling, Rab Rabenseifner, T tree)")
+        ax.set_title(f"{L} rank(s) per node, model `{params.name}`: cell = best algorithm (D direct, R ring, "
+                     "H hierarchical, RD recursive doubling, RDs sharded at every size, Rab Rabenseifner, T tree)",
+                     fontsize=9)
         fig.tight_layout()
         fig.savefig(os.path.join(figures, f"scale_loss_{tag}_L{L}.png"), dpi=110)
         plt.close(fig)
@@ -201,11 +203,11 @@ def plot(rows, params, ranks, figures, tag):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", default=os.path.join(HERE, "params.json"))
-    ap.add_argument("--set", default="calibrated_1gbit", help="which parameter set of --params")
+    ap.add_argument("--set", default="simulated_1gbit", help="which parameter set of --params")
     ap.add_argument("--selection", default=selection.default_binary(),
                     help="the selection_table binary, or a CSV it wrote")
     ap.add_argument("--ranks-per-node", default="1,8")
-    ap.add_argument("--out", default=os.path.join(HERE, "out"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--figures", default=os.path.join(HERE, "..", "figures"))
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args()

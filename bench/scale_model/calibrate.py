@@ -5,9 +5,8 @@ the model against the other layouts.
   bench/scale_model/calibrate.py --data DIR [--selection build/bin/selection_table] [--rate 1gbit]
                                  [--update bench/scale_model/params.json]
 
-Fitted on the 2 x 1 runs (each algorithm forced, at the cap and uncapped): alpha, beta (the cap's
-and the uncapped veth's) and the per-message overhead, by least squares on log(time) (every size
-weighs alike, 8 B as 64 MiB). From one host: beta_shm (copy_bandwidth, median of 256 KiB-4 MiB),
+Fitted on the 2 x 1 runs (each algorithm forced, at the cap): alpha, beta and the per-message
+overhead, by least squares on log(time) (every size weighs alike, 8 B as 64 MiB). From one host: beta_shm (copy_bandwidth, median of 256 KiB-4 MiB),
 alpha_shm (a 2-rank 8 B all-reduce: one shared-memory round) and gamma (the slope of 2-rank direct
 all-reduces, less the copy): a CPU's rate, which the capped link hides between 2 hosts. Then, at the cap,
 for 2 x 1, 4 x 1, 8 x 1 and 4 x 2: per size and algorithm, measured (median of the launches)
@@ -103,34 +102,31 @@ def one_host(data: str) -> tuple:
 # ---- the fit ------------------------------------------------------------------------------------------
 
 def fitted_names(fixed: dict) -> list:
-    """The parameters the fit moves: alpha, the two betas, and the overhead unless --overhead fixed it."""
-    return ["alpha", "beta", "beta_uncapped"] + ([] if "overhead" in fixed else ["overhead"])
+    """The parameters the fit moves: alpha, beta, and the overhead unless --overhead fixed it."""
+    return ["alpha", "beta"] + ([] if "overhead" in fixed else ["overhead"])
 
 
-def params_from(x, fixed: dict, uncapped: bool) -> costs.Params:
+def params_from(x, fixed: dict) -> costs.Params:
     v = dict(zip(fitted_names(fixed), (math.exp(t) for t in x)))
     v.update(fixed)
-    beta = v.pop("beta_uncapped") if uncapped else v["beta"]
-    v["beta"] = beta
-    v.pop("beta_uncapped", None)
     return costs.Params(**v)
 
 
 def fit_points(runs: dict, binary: str) -> list:
-    """(link, algorithm, bytes, measured seconds) of the 2 x 1 forced runs."""
+    """(algorithm, bytes, measured seconds) of the 2 x 1 forced runs at the cap."""
     points = []
     for (layout, label, link), by_size in runs.items():
-        if layout != FIT_LAYOUT or label not in FORCED:
+        if layout != FIT_LAYOUT or label not in FORCED or link != "capped":
             continue
         algorithms = taken(binary, layout, label)
-        points += [(link, algorithms[s], s, t) for s, t in by_size.items() if algorithms.get(s) == label]
+        points += [(algorithms[s], s, t) for s, t in by_size.items() if algorithms.get(s) == label]
     return points
 
 
 def residuals(x, points, fixed) -> float:
     total = 0.0
-    for link, algorithm, s, t in points:
-        p = params_from(x, fixed, link == "uncapped")
+    p = params_from(x, fixed)
+    for algorithm, s, t in points:
         total += math.log(costs.TIME[algorithm](2, 1, s, p) / t) ** 2
     return total
 
@@ -172,7 +168,7 @@ def fit(runs, binary, fixed, link_rate):
     points = fit_points(runs, binary)
     if not points:
         raise SystemExit(f"calibrate.py: no {FIT_LAYOUT} runs of a forced algorithm in the data")
-    start = {"alpha": 30e-6, "beta": 1 / link_rate, "beta_uncapped": 1 / 3e9, "overhead": 2e-6}
+    start = {"alpha": 30e-6, "beta": 1 / link_rate, "overhead": 2e-6}
     x0 = [math.log(start[k]) for k in fitted_names(fixed)]
     best, value = x0, math.inf
     for _ in range(4):  # restarted from the last optimum: the simplex may stall
@@ -237,7 +233,10 @@ def what_binds(med: dict, link_rate: float) -> list:
             busbw = s / capped[s] * 2 * (n - 1) / n
             # the flat ring's slowest edge carries 2(n-1)/n·S each way: busbw at the link's rate when it binds
             speedup = capped[s] / free[s]
-            binds = "link" if speedup >= 1.5 else "cores (lower the rate)"
+            if speedup < 1.5:
+                binds = "cores (lower the rate)"
+            else:
+                binds = "link" if busbw / link_rate >= 0.7 else "neither at its bound (noise?)"
             lines.append(f"| {layout} | {human(s)} | {capped[s] * 1e6:.0f} | {free[s] * 1e6:.0f} | {speedup:.2f}x | "
                          f"{busbw / link_rate:.2f} | {binds} |")
     return lines + [""]
@@ -281,7 +280,7 @@ def main():
            f"Fitted on {len(points)} points of {FIT_LAYOUT} (rms of log error {rms:.3f}): "
            f"alpha {p.alpha * 1e6:.1f} us, beta {p.beta * 1e9:.3f} ns/B "
            f"({1 / p.beta / 1e6:.1f} MB/s; the cap is {link_rate / 1e6:.1f} MB/s), "
-           f"uncapped beta {fitted['beta_uncapped'] * 1e9:.3f} ns/B, overhead {p.overhead * 1e6:.2f} us/message"
+           f"overhead {p.overhead * 1e6:.2f} us/message"
            f"{' (fixed by --overhead)' if args.overhead is not None else ''}; from one host: gamma "
            f"{p.gamma * 1e9:.3f} ns/B, alpha_shm {alpha_shm * 1e6:.2f} us, beta_shm {beta_shm * 1e9:.3f} ns/B.", ""]
     lines, errors, agree, total = check_tables(med, args.selection, p)
@@ -294,7 +293,6 @@ def main():
     with open(os.path.join(args.data, "calibration.md"), "w") as f:
         f.write(text + "\n")
     fitted_entry = {k: getattr(p, k) for k in ("alpha", "beta", "gamma", "alpha_shm", "beta_shm", "overhead")}
-    fitted_entry["beta_uncapped"] = fitted["beta_uncapped"]
     fitted_entry["source"] = f"calibrate.py on {args.data} ({machine})"
     with open(os.path.join(args.data, "params_fitted.json"), "w") as f:
         json.dump({p.name: fitted_entry}, f, indent=2)

@@ -126,6 +126,28 @@ def summary(rows, params, nodes, ranks) -> str:
     return "\n".join(lines)
 
 
+def fmt_time(t: float) -> str:
+    return f"{t * 1e3:.2f} ms" if t >= 1e-3 else f"{t * 1e6:.0f} us"
+
+
+def headline(rows, ranks) -> str:
+    """ringsync's choice against the best once Rabenseifner is there (no tree), at a few points."""
+    lines = ["### Headline: ringsync's choice against the best with Rabenseifner (the tree left out)", "",
+             "| N x L | size | ringsync's choice | best with Rabenseifner | gain | best with the tree too |",
+             "|---|---:|---|---|---:|---|"]
+    without_tree = costs.EXISTING + ("rabenseifner", "rd_sharded")
+    for L in ranks:
+        for N in (8, 64, 1024):
+            for S in (4096, 65536, 1 << 20, 16 << 20):
+                r = next(r for r in rows if (r["nodes"], r["ranks_per_node"], r["bytes"]) == (N, L, S))
+                t = {a: v for a, v in r["times"].items() if a in without_tree}
+                b = min(t, key=t.get)
+                lines.append(f"| {N} x {L} | {human(S)} | {r['selection']} {fmt_time(r['selection_s'])} | {b} "
+                             f"{fmt_time(t[b])} | {r['selection_s'] / t[b]:.2f}x | {r['best_all']} "
+                             f"{fmt_time(r['best_all_s'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def best_map(rows, L, nodes, key) -> str:
     """A compact table: per N, the best algorithm for each size (letters of SHORT)."""
     all_sizes = list(sizes())
@@ -217,7 +239,7 @@ def main():
     rows = evaluate(params, chosen, NODES, ranks)
     os.makedirs(args.out, exist_ok=True)
     write_csv(rows, os.path.join(args.out, f"scale_{args.set}.csv"))
-    text = summary(rows, params, NODES, ranks)
+    text = summary(rows, params, NODES, ranks) + "\n" + headline(rows, ranks)
     for L in ranks:
         text += f"\n### Best algorithm per point, {L} rank(s) per node (with Rabenseifner and the tree)\n\n"
         text += best_map(rows, L, NODES, "best_all") + "\n"

@@ -187,7 +187,11 @@ def plot(rows, params, ranks, figures, tag):
             ax.set_xlabel("message size (bytes)")
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_ylabel("modelled time (us)")
-        axes[-1].legend(fontsize=7, loc="upper left")
+        handles = {}
+        for ax in axes:  # every algorithm drawn in any panel (direct only where n <= 16)
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, handle)
+        axes[-1].legend(handles.values(), handles.keys(), fontsize=7, loc="upper left")
         fig.suptitle(f"All-reduce time vs size, model `{params.name}` (bench/scale_model)")
         fig.tight_layout()
         fig.savefig(os.path.join(figures, f"scale_time_{tag}_L{L}.png"), dpi=110)

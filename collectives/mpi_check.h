@@ -7,18 +7,15 @@
 
 #include <mpi.h>
 
+#include "cuda/check_call.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
 
 std::string mpiErrorString(int code);
 [[noreturn]] void throwMpiError(const char* call, const char* file, int line, int code);
+inline bool mpiSucceeded(int code) { return code == MPI_SUCCESS; }
 
 }  // namespace ringsync::detail
 
-#define RINGSYNC_CHECK_MPI(call)                                                   \
-  do {                                                                             \
-    const int ringsync_mpi_rc_ = (call);                                           \
-    if (ringsync_mpi_rc_ != MPI_SUCCESS)                                           \
-      ::ringsync::detail::throwMpiError(#call, __FILE__, __LINE__, ringsync_mpi_rc_); \
-  } while (0)
+#define RINGSYNC_CHECK_MPI(call) RINGSYNC_CHECK_CALL(call, ::ringsync::detail::mpiSucceeded, ::ringsync::detail::throwMpiError)

@@ -7,6 +7,7 @@
 
 #include <nccl.h>
 
+#include "cuda/check_call.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::detail {
@@ -22,11 +23,9 @@ inline std::string ncclErrorText(ncclResult_t code) {
   throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + ncclErrorText(code));
 }
 
+inline bool ncclSucceeded(ncclResult_t code) { return code == ncclSuccess; }
+
 }  // namespace ringsync::detail
 
-#define RINGSYNC_CHECK_NCCL(call)                                                       \
-  do {                                                                                  \
-    const ncclResult_t ringsync_nccl_rc_ = (call);                                      \
-    if (ringsync_nccl_rc_ != ncclSuccess)                                               \
-      ::ringsync::detail::throwNcclError(#call, __FILE__, __LINE__, ringsync_nccl_rc_); \
-  } while (0)
+#define RINGSYNC_CHECK_NCCL(call) \
+  RINGSYNC_CHECK_CALL(call, ::ringsync::detail::ncclSucceeded, ::ringsync::detail::throwNcclError)

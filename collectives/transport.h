@@ -18,21 +18,9 @@
 
 #include "call_header.h"
 #include "idle_wait.h"
+#include "mpi_tags.h"
 
 namespace ringsync::detail {
-
-// Message tags, one per kind of traffic, so a header never matches a data message.
-enum Tag : int {
-  kTagHeader = 11,
-  kTagRing = 12,
-  kTagBroadcast = 13,
-  kTagAllgather = 14,
-  kTagRecursiveDoubling = 15,
-  kTagRecursiveDoublingPart = 16,  // the parts after the first of a long recursive-doubling message
-  // Probed for to make MPI progress (a probe that matches nothing always does): above every tag
-  // ringsync sends, here and in src/ (clock offsets 17, the timeline's gather 18-19).
-  kTagNeverSent = 31,
-};
 
 // Looked at now and then while a wait makes no progress, for a sign that the wait is futile (a
 // peer that took another algorithm for this call, recursive_doubling_allreduce.h); may throw to

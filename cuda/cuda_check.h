@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "check_call.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::cuda {
@@ -21,11 +22,9 @@ inline std::string cudaErrorText(cudaError_t code) {
   throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + cudaErrorText(code));
 }
 
+inline bool cudaSucceeded(cudaError_t code) { return code == cudaSuccess; }
+
 }  // namespace ringsync::cuda
 
-#define RINGSYNC_CHECK_CUDA(call)                                                      \
-  do {                                                                                 \
-    const cudaError_t ringsync_cuda_rc_ = (call);                                      \
-    if (ringsync_cuda_rc_ != cudaSuccess)                                              \
-      ::ringsync::cuda::throwCudaError(#call, __FILE__, __LINE__, ringsync_cuda_rc_);  \
-  } while (0)
+#define RINGSYNC_CHECK_CUDA(call) \
+  RINGSYNC_CHECK_CALL(call, ::ringsync::cuda::cudaSucceeded, ::ringsync::cuda::throwCudaError)

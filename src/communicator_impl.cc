@@ -201,10 +201,15 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
     line += " (device -> pinned host -> host " + placement.algorithm + " -> device; NCCL not used: " + why + ")";
   // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
   line += std::string(" (") + reason + ")";
-  if (route == detail::Route::kHostRing && std::string_view(algorithm) == "ring" &&
-      header.kind == detail::CollectiveKind::kAllreduce &&
-      detail::sendsWholeChunks(wholeChunks_, size_, header.count, dataTypeSize(header.dataType)))
-    line += ", each chunk as one message";
+  if (route != detail::Route::kNccl && std::string_view(algorithm) == "ring") {
+    // What the ring sends per rank: one chunk per step, n-1 steps per phase (ring_pipeline.cc).
+    const std::size_t ranks = static_cast<std::size_t>(size_), elementBytes = dataTypeSize(header.dataType);
+    const bool allreduce = header.kind == detail::CollectiveKind::kAllreduce;
+    const std::size_t chunk = allreduce ? (header.count + ranks - 1) / ranks : header.count;
+    line += ", " + std::to_string((allreduce ? 2 : 1) * (ranks - 1) * chunk * elementBytes) + " bytes sent per rank";
+    if (allreduce && detail::sendsWholeChunks(wholeChunks_, size_, header.count, elementBytes))
+      line += ", each chunk as one message";
+  }
   logger_.info(line);
 }
 

@@ -73,6 +73,10 @@ struct AlgorithmContext {
   // The partial sums of the ring's reduce-scatter alone (two chunks, ring_pipeline.cc), kept for the
   // communicator's life; null in contexts that run no ring reduce-scatter.
   ScratchBuffer* ringPartials = nullptr;
+  // Working memory an algorithm keeps between its phases (the hierarchical reduce-scatter's node
+  // sums, the all-gather's gathered groups), kept for the communicator's life; null in contexts
+  // made inside an algorithm.
+  ScratchBuffer* pieceScratch = nullptr;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

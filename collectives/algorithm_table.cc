@@ -7,6 +7,7 @@
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
 #include "hierarchical_allreduce.h"
+#include "hierarchical_blockwise.h"
 #include "hierarchical_broadcast.h"
 #include "mpi_allreduce.h"
 #include "recursive_doubling_allreduce.h"
@@ -33,8 +34,10 @@ constexpr AlgorithmEntry kTable[] = {
     {A::kMpiAllreduce, K::kAllreduce, "mpi", mpiAllreduce, false},
     {A::kDirectReduceScatter, K::kReduceScatter, "direct", roundReduceScatter, false},
     {A::kRingReduceScatter, K::kReduceScatter, "ring", ringCollective, false},
+    {A::kHierarchicalReduceScatter, K::kReduceScatter, "hierarchical", hierarchicalReduceScatter, false},
     {A::kDirectAllgather, K::kAllgather, "direct", roundAllgather, false},
     {A::kRingAllgather, K::kAllgather, "ring", ringCollective, false},
+    {A::kHierarchicalAllgather, K::kAllgather, "hierarchical", hierarchicalAllgather, false},
     {A::kDirectBroadcast, K::kBroadcast, "direct", directBroadcast, false},
     {A::kChainBroadcast, K::kBroadcast, "chain", chainBroadcast, false},
     {A::kHierarchicalBroadcast, K::kBroadcast, "hierarchical", hierarchicalBroadcast, false},

@@ -167,6 +167,9 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   const bool reduceScatter = in.kind == CollectiveKind::kReduceScatter;
   const AlgorithmId round = reduceScatter ? AlgorithmId::kDirectReduceScatter : AlgorithmId::kDirectAllgather;
   const AlgorithmId ring = reduceScatter ? AlgorithmId::kRingReduceScatter : AlgorithmId::kRingAllgather;
+  const AlgorithmId hierarchical =
+      reduceScatter ? AlgorithmId::kHierarchicalReduceScatter : AlgorithmId::kHierarchicalAllgather;
+  const bool hierarchyBuilt = in.hierarchy == HierarchyBlocker::kNone;
   const std::size_t blockBytes = in.count * in.elementBytes;
   const std::size_t roundBytes = reduceScatter ? blockBytes * static_cast<std::size_t>(std::max(in.size - 1, 0)) : blockBytes;
   const bool roundFits = roundBytes <= in.roundPayloadBytes;
@@ -175,8 +178,10 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kDirect:
       return roundFits ? Selection{round, "RINGSYNC_ALGO=direct"}
                        : Selection{ring, "RINGSYNC_ALGO=direct, but the blocks exceed a round"};
-    case Algorithm::kSplit:
     case Algorithm::kHierarchical:
+      if (hierarchyBuilt) return {hierarchical, "RINGSYNC_ALGO=hierarchical"};
+      break;  // the automatic choice
+    case Algorithm::kSplit:
     case Algorithm::kRecursiveDoubling:
     case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
     case Algorithm::kAuto: break;
@@ -184,6 +189,9 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   if (roundFits)
     return {round, in.sharedMemoryRounds ? "blocks that fit a shared-memory round: one round, no MPI message"
                                          : "small blocks: one round (latency 1 alpha)"};
+  // Across nodes with L ranks on each: only 1/L of a rank's bytes crosses the network.
+  if (hierarchyBuilt)
+    return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
   return {ring, "large blocks: the bandwidth-optimal ring"};
 }
 

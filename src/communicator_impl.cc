@@ -84,6 +84,7 @@ Communicator::Impl::~Impl() {
     ringScratch_.abandon();
     packScratch_.abandon();
     ringPartials_.abandon();
+    pieceScratch_.abandon();
     doublingBuffers_.message.abandon();
     doublingBuffers_.incoming.abandon();
     doublingBuffers_.spare.abandon();
@@ -175,7 +176,7 @@ detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& h
   const bool broadcast = header.kind == detail::CollectiveKind::kBroadcast;
   return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,      broadcast ? chain_ : ring_,
           header, deadline, check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_,
-          &ringPartials_};
+          &ringPartials_, &pieceScratch_};
 }
 
 detail::Selection Communicator::Impl::select(const detail::Call& call) const {

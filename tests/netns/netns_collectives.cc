@@ -123,3 +123,48 @@ TEST_CASE("netns: a NaN on one host raises NonFiniteError naming its rank on eve
     REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [&](float x) { return x == expected; })));
   }
 }
+
+// Reduce-scatter and all-gather across the hosts, every algorithm that can run there: the round
+// (small blocks), the flat ring, and the hierarchical versions (shared memory inside each host, the
+// ring between them), with enough elements for several pipelined pieces.
+TEST_CASE("netns: reduce-scatter and all-gather are exact across the hosts, every algorithm", "[netns]") {
+  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kHierarchical, Algorithm::kDirect}) {
+    Options options = Options::fromEnvironment();
+    options.algorithm = algorithm;
+    Communicator comm(MPI_COMM_WORLD, options);
+    const int n = comm.size(), rank = comm.rank();
+    const std::size_t un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(rank);
+    for (DataType type : {DataType::kFloat32, DataType::kInt64, DataType::kBFloat16}) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{7}, std::size_t{1021}, std::size_t{300001}}) {
+        for (bool inPlace : {false, true}) {
+          for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+            TypedBuffer send(type, count * un), recv(type, count);
+            for (std::size_t i = 0; i < count * un; ++i) send.set(i, closed_form::allreduceInput(op, type, rank, n, i));
+            void* out = inPlace ? static_cast<std::byte*>(send.data()) + ur * count * dataTypeSize(type) : recv.data();
+            comm.reduceScatter(send.data(), out, count, type, op);
+            std::size_t wrong = 0;
+            for (std::size_t j = 0; j < count; ++j)
+              wrong += closed_form::loadElement(out, j, type) != closed_form::allreduceExpected(op, type, n, ur * count + j);
+            INFO("reducescatter " << test::describe(type, op, count, inPlace) << " algo=" << algorithmName(algorithm)
+                 << " ran " << comm.lastPlacement().algorithm << ": rank " << rank << " has " << wrong << " wrong");
+            REQUIRE(test::allRanks(wrong == 0));
+          }
+          TypedBuffer block(type, count), gathered(type, count * un);
+          for (std::size_t j = 0; j < count; ++j) block.set(j, closed_form::rankValue(rank, j));
+          if (inPlace)
+            for (std::size_t j = 0; j < count; ++j) gathered.set(ur * count + j, closed_form::rankValue(rank, j));
+          const void* in = inPlace ? static_cast<std::byte*>(gathered.data()) + ur * count * dataTypeSize(type) : block.data();
+          comm.allgather(in, gathered.data(), count, type);
+          std::size_t wrong = 0;
+          for (std::size_t i = 0; i < count * un; ++i)
+            wrong += gathered.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count);
+          INFO("allgather " << dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << " algo="
+               << algorithmName(algorithm) << " ran " << comm.lastPlacement().algorithm << ": rank " << rank << " has "
+               << wrong << " wrong");
+          REQUIRE(test::allRanks(wrong == 0 && test::identicalOnAllRanks(gathered.data(), gathered.bytes())));
+          if (algorithm == Algorithm::kHierarchical && count > 0) REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+        }
+      }
+    }
+  }
+}

@@ -186,3 +186,44 @@ TEST_CASE("netns hierarchical broadcast: a root mismatch raises MismatchError on
   REQUIRE(test::allRanks(what.find("rank " + std::to_string(n - 1) + " called broadcast") != std::string::npos));
   REQUIRE(exactBroadcasts(comm, MPI_COMM_WORLD, false));
 }
+
+// The hierarchical reduce-scatter and all-gather hand each local rank the blocks of the ranks with
+// its local rank: with ranks numbered alternately across the hosts those are not neighbours.
+TEST_CASE("netns hierarchical: reduce-scatter and all-gather, node by node and alternately numbered", "[netns]") {
+  MPI_Comm interleaved = interleavedAcrossHosts();
+  for (MPI_Comm group : {MPI_COMM_WORLD, interleaved}) {
+    Communicator comm(group, forced(Algorithm::kHierarchical));
+    const int n = comm.size(), rank = comm.rank();
+    const std::size_t un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(rank);
+    for (std::size_t count : {std::size_t{1}, std::size_t{1021}, std::size_t{600007}}) {  // the last: several pieces
+      std::vector<std::int32_t> send(count * un), out(count), gathered(count * un, -1), block(count);
+      for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::int32_t>(i % 1000) + rank;
+      comm.reduceScatter(send.data(), out.data(), count, DataType::kInt32, ReduceOp::kSum);
+      std::size_t wrong = 0;
+      for (std::size_t j = 0; j < count; ++j)
+        wrong += out[j] != static_cast<std::int32_t>(((ur * count + j) % 1000) * un + un * (un - 1) / 2);
+      for (std::size_t j = 0; j < count; ++j) block[j] = static_cast<std::int32_t>(j % 777) * 10 + rank;
+      comm.allgather(block.data(), gathered.data(), count, DataType::kInt32);
+      for (std::size_t i = 0; i < gathered.size(); ++i)
+        wrong += gathered[i] != static_cast<std::int32_t>((i % count) % 777) * 10 + static_cast<std::int32_t>(i / count);
+      INFO("count " << count << (group == interleaved ? " alternately numbered" : "") << ": rank " << rank << " has "
+           << wrong << " wrong");
+      REQUIRE(test::allRanks(wrong == 0 && comm.lastPlacement().algorithm == "hierarchical", group));
+    }
+    // One rank all-gathers while the others reduce-scatter: MismatchError everywhere, usable after.
+    std::string what;
+    std::vector<float> a(4096 * un, 1.0f), b(4096 * un, 0.0f);
+    try {
+      if (rank == n - 1) {
+        comm.allgather(a.data(), b.data(), 4096, DataType::kFloat32);
+      } else {
+        comm.reduceScatter(a.data(), b.data(), 4096, DataType::kFloat32, ReduceOp::kSum);
+      }
+    } catch (const MismatchError& error) {
+      what = error.what();
+    }
+    REQUIRE(test::allRanks(what.find("called allgather") != std::string::npos, group));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, false, group));
+  }
+  MPI_Comm_free(&interleaved);
+}

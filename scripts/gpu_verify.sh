@@ -5,9 +5,9 @@
 # the GPU. Every stage writes its log under $OUT and a PASS/FAIL line to $OUT/summary.txt.
 #
 #   scripts/gpu_verify.sh [stage ...]            default: all stages in order
-#   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train
-#           nocontext torch-cuda staging staging-mps timeline
-#           perf = perf-nccl perf-staged2 perf-staged4;  all = every stage
+#   stages: info configure build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 perf-blockwise
+#           fusion train nocontext torch-cuda staging staging-mps timeline
+#           perf = perf-nccl perf-staged2 perf-staged4 perf-blockwise;  all = every stage
 #
 # Environment: OUT (results, default ./gpu-verify-out; the device tool's $OUT works as is),
 # BUILD (build folder, default ./build-gpu-verify, kept between calls while the machine is warm),
@@ -213,6 +213,24 @@ allreduce_sweep() {
   return "${PIPESTATUS[0]}"
 }
 
+# reducescatter_perf and allgather_perf on device buffers through NCCL (1 rank) and the staged
+# path (2 ranks sharing the GPU), checked; non-zero exit when any value is wrong.
+stage_perf_blockwise() {
+  need_build || return 1
+  local rc=0 tool backend ranks name
+  for tool in reducescatter_perf allgather_perf; do
+    for backend in nccl staged; do
+      ranks=1
+      [[ $backend == staged ]] && ranks=2
+      name=${tool%_perf}-$backend-np$ranks
+      MPIEXEC_TIMEOUT=280 mpirun -np "$ranks" "$BUILD/bin/$tool" --backend "$backend" -b 8 -e 256M -f 4 -n 10 -w 2 -c 1 \
+        --json "$OUT/$name.json" >"$OUT/$name.txt" 2>&1 || rc=1
+      tail -n 16 "$OUT/$name.txt"
+    done
+  done
+  return $rc
+}
+
 # fusion_perf on device buffers: fused vs per-tensor vs overlapped. FUSION_ARGS selects device
 # buffers with whatever flag fusion_perf has for it (its --help is saved next to the results).
 stage_fusion() {
@@ -363,8 +381,8 @@ stages=("$@")
 expanded=()
 for stage in "${stages[@]}"; do
   case $stage in
-    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 fusion train nocontext torch-cuda staging staging-mps timeline) ;;
-    perf) expanded+=(perf-nccl perf-staged2 perf-staged4) ;;
+    all) expanded+=(info build test sanitize kernels overhead perf-nccl perf-staged2 perf-staged4 perf-blockwise fusion train nocontext torch-cuda staging staging-mps timeline) ;;
+    perf) expanded+=(perf-nccl perf-staged2 perf-staged4 perf-blockwise) ;;
     *) expanded+=("$stage") ;;
   esac
 done
@@ -387,6 +405,7 @@ for stage in "${expanded[@]}"; do
     perf-nccl) run_stage perf-nccl allreduce_sweep 1 nccl ;;
     perf-staged2) run_stage perf-staged2 allreduce_sweep 2 staged ;;
     perf-staged4) run_stage perf-staged4 allreduce_sweep 4 staged ;;
+    perf-blockwise) run_stage perf-blockwise stage_perf_blockwise ;;
     fusion) run_stage fusion stage_fusion ;;
     train) run_stage train stage_train ;;
     nocontext) run_stage nocontext stage_nocontext ;;

@@ -59,6 +59,57 @@ std::string checkDeviceAllreduce(Communicator& comm, DataType type, ReduceOp op,
   return "";
 }
 
+std::string checkDeviceReduceScatter(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace,
+                                     CUstream_st* stream, const std::string& wantBackend) {
+  const std::size_t n = static_cast<std::size_t>(comm.size()), own = count * static_cast<std::size_t>(comm.rank());
+  TypedBuffer send(type, count * n), result(type, count);
+  for (std::size_t i = 0; i < count * n; ++i)
+    send.set(i, closed_form::allreduceInput(op, type, comm.rank(), comm.size(), i));
+  result.fill(0xA5);
+  cuda::DeviceBuffer dsend = toDevice(send), drecv = toDevice(result);
+  cuda::DeviceBuffer placeholder(count == 0 ? 16 : 0);
+  void* s = count ? dsend.data() : placeholder.data();
+  void* r = inPlace ? static_cast<std::byte*>(s) + own * dataTypeSize(type)
+                    : (count ? drecv.data() : static_cast<char*>(placeholder.data()) + 8);
+  comm.reduceScatter(s, r, count, type, op, stream);
+  fromDevice(result, r, stream);
+  std::string problem = placementProblem(comm, wantBackend);
+  for (std::size_t j = 0; j < count && problem.empty(); ++j) {
+    const double want = closed_form::allreduceExpected(op, type, comm.size(), own + j);
+    if (result.get(j) != want)
+      problem = "element " + std::to_string(j) + " = " + std::to_string(result.get(j)) + ", want " + std::to_string(want);
+  }
+  if (!allRanks(problem.empty()))
+    return "reducescatter " + describe(type, op, count, inPlace) + ": " + (problem.empty() ? "a peer failed" : problem);
+  return "";
+}
+
+std::string checkDeviceAllgather(Communicator& comm, DataType type, std::size_t count, bool inPlace,
+                                 CUstream_st* stream, const std::string& wantBackend) {
+  const std::size_t n = static_cast<std::size_t>(comm.size()), own = count * static_cast<std::size_t>(comm.rank());
+  TypedBuffer block(type, count), result(type, count * n);
+  result.fill(0xA5);
+  for (std::size_t j = 0; j < count; ++j) block.set(j, closed_form::rankValue(comm.rank(), j));
+  if (inPlace)
+    for (std::size_t j = 0; j < count; ++j) result.set(own + j, closed_form::rankValue(comm.rank(), j));
+  cuda::DeviceBuffer dsend = toDevice(block), drecv = toDevice(result);
+  cuda::DeviceBuffer placeholder(count == 0 ? 16 : 0);
+  void* r = count ? drecv.data() : placeholder.data();
+  const void* s = inPlace ? static_cast<const std::byte*>(r) + own * dataTypeSize(type)
+                          : (count ? dsend.data() : static_cast<char*>(placeholder.data()) + 8);
+  comm.allgather(s, r, count, type, stream);
+  fromDevice(result, r, stream);
+  std::string problem = placementProblem(comm, wantBackend);
+  for (std::size_t i = 0; i < count * n && problem.empty(); ++i)
+    if (result.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count))
+      problem = "element " + std::to_string(i) + " wrong";
+  if (!identicalOnAllRanks(result.data(), result.bytes())) problem += " (results differ between ranks)";
+  if (!allRanks(problem.empty()))
+    return std::string("allgather ") + dataTypeName(type) + " count=" + std::to_string(count) +
+           (inPlace ? " in place: " : ": ") + (problem.empty() ? "a peer failed" : problem);
+  return "";
+}
+
 std::string checkDeviceBroadcast(Communicator& comm, DataType type, std::size_t count, int root, CUstream_st* stream,
                                  const std::string& wantBackend) {
   TypedBuffer data(type, count);

@@ -38,6 +38,24 @@ TEST_CASE("nccl: all-reduce of device buffers, every type and op", "[gpu][nccl]"
   REQUIRE(comm.lastPlacement().algorithm == "nccl");
 }
 
+TEST_CASE("nccl: reduce-scatter and all-gather of device buffers, every type and op", "[gpu][nccl]") {
+  RINGSYNC_GPU_TEST_OR_SKIP();
+  Communicator comm(MPI_COMM_WORLD, withBackend(BackendChoice::kNccl));
+  cuda::Stream stream;
+  std::string problems;
+  for (DataType type : kAllDataTypes) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1021}, std::size_t{(1 << 18) + 3}}) {
+      for (CUstream_st* s : {stream.get(), static_cast<CUstream_st*>(nullptr)}) {
+        for (ReduceOp op : kAllReduceOps)
+          problems += test::checkDeviceReduceScatter(comm, type, op, count, count % 2 == 1, s, "nccl");
+        problems += test::checkDeviceAllgather(comm, type, count, count % 2 == 1, s, "nccl");
+      }
+    }
+  }
+  INFO(problems);
+  REQUIRE(problems.empty());
+}
+
 TEST_CASE("nccl: broadcast of device buffers", "[gpu][nccl]") {
   RINGSYNC_GPU_TEST_OR_SKIP();
   Communicator comm(MPI_COMM_WORLD, withBackend(BackendChoice::kNccl));

@@ -32,6 +32,27 @@ TEST_CASE("staged: all-reduce of device buffers, every type, op and count", "[gp
   REQUIRE(problems.empty());
 }
 
+TEST_CASE("staged: reduce-scatter and all-gather of device buffers, every type, op and count", "[gpu][staged]") {
+  RINGSYNC_GPU_TEST_OR_SKIP();
+  Options options;
+  options.backend = BackendChoice::kStaged;
+  options.ringSegmentBytes = 4096;
+  options.ringSegmentBytesAcrossNodes = 4096;
+  Communicator comm(MPI_COMM_WORLD, options);
+  const auto n = static_cast<std::size_t>(comm.size());
+  cuda::Stream stream;
+  std::string problems;
+  for (DataType type : kAllDataTypes)
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, n + 1, std::size_t{1021}, std::size_t{100003}})
+      for (CUstream_st* s : {stream.get(), static_cast<CUstream_st*>(nullptr)}) {
+        for (ReduceOp op : kAllReduceOps)
+          problems += test::checkDeviceReduceScatter(comm, type, op, count, count % 2 == 1, s, "staged");
+        problems += test::checkDeviceAllgather(comm, type, count, count % 2 == 1, s, "staged");
+      }
+  INFO(problems);
+  REQUIRE(problems.empty());
+}
+
 TEST_CASE("staged: broadcast of device buffers from every root", "[gpu][staged]") {
   RINGSYNC_GPU_TEST_OR_SKIP();
   Options options;

@@ -5,15 +5,30 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/mpi_check.h"
+#include "collectives/shared_slots.h"
 #include "ringsync/types.h"
 #include "timeline_gather.h"
 #include "timeline_output.h"
 
 namespace ringsync::detail {
+namespace {
+
+// The collectives layer cannot log (it sits below the core's Logger): a shortage of /dev/shm met
+// while this communicator's rounds were made is said here, once per process, at RINGSYNC_LOG=info.
+// (The core's constructor is its natural place, right after the rounds are made.)
+void reportSharedMemoryShortage(int rank, const Options& options) {
+  const Logger logger(options.logLevel, rank);
+  if (!logger.enabled(LogLevel::kInfo)) return;
+  const std::string notice = SharedSlots::takeShortageNotice();
+  if (!notice.empty()) logger.info(notice);
+}
+
+}  // namespace
 
 void CallTracer::start(MPI_Comm comm, int rank, int size, bool allOnOneNode, const Options& options) {
   rank_ = rank;
   size_ = size;
+  reportSharedMemoryShortage(rank, options);
   int mine = !options.timelinePath.empty() || options.logLevel >= LogLevel::kInfo ? 1 : 0;
   int any = mine;
   if (size > 1) RINGSYNC_CHECK_MPI(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, comm));

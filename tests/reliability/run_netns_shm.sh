@@ -40,7 +40,10 @@ grep -q "^hostB.*1.0M" "$SIM_WORK/mounts.log" || sim_fail "hostB's ranks do not 
 sim_mpirun 4 150 -x RINGSYNC_TIMEOUT_SECONDS=20 -x RINGSYNC_LOG=info --mca btl_vader_backing_directory /tmp \
   "$bin/test_netns_shm_agreement" >"$SIM_WORK/test.log" 2>&1
 rc=$?
-grep -v '\] info: \(allreduce\|broadcast\|communicator of\)' "$SIM_WORK/test.log" | tail -n 40
+grep -v '\] info: \|\] report: \|^  rank ' "$SIM_WORK/test.log" | tail -n 40
+grep '\] info: .*/dev/shm' "$SIM_WORK/test.log"
+sim_say "algorithms taken (calls on all ranks): $(grep -o '\] info: [a-z]* .*algorithm [a-z_]*' "$SIM_WORK/test.log" |
+  sed 's/.*info: \([a-z]*\) .*algorithm \([a-z_]*\)/\1 \2/' | sort | uniq -c | tr -s ' \n' ' ')"
 ((rc == 0)) || sim_fail "the ranks did not agree with hostB's /dev/shm $mode (exit $rc)"
 grep -q '/dev/shm' "$SIM_WORK/test.log" || sim_fail "RINGSYNC_LOG=info never named /dev/shm"
 sim_say "passed: every rank chose alike with hostB's /dev/shm $mode"

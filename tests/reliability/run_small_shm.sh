@@ -24,7 +24,9 @@ RINGSYNC_LOG=info unshare --mount sh -c 'mount -t tmpfs -o size="$0" tmpfs /dev/
   exec "$@"' "$size" "$mpiexec" -np "$ranks" "$@" >"$work/out" 2>"$work/err"
 rc=$?
 cat "$work/out"
-grep -v '\] info: allreduce\|\] info: communicator of' "$work/err" | tail -n 40
+grep '/dev/shm' "$work/err"
+# Errors and anything unexpected (not the per-call info lines nor the straggler reports).
+grep -v '\] info: \|\] report: \|^  rank ' "$work/err" | tail -n 40
 ((rc == 0)) || { echo "run_small_shm: FAILED: the job exited with $rc"; exit 1; }
 notes=$(grep -c '/dev/shm' "$work/err")
 # Each line carries the rank that printed it: no rank may say it more than <most> times.

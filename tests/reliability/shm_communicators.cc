@@ -3,8 +3,9 @@
 // whose /dev/shm is a small tmpfs (a container's 64 MB by default): where the segments no longer
 // fit, every rank must keep working (shared-memory rounds with smaller slots, or point-to-point),
 // never die of SIGBUS, and all ranks of a communicator must choose alike.
-//   shm_communicators <communicators> [<at least this many take split at 64 KiB>]
-// Prints, on rank 0, one line per communicator with the algorithm its 64 KiB all-reduce took.
+//   shm_communicators <communicators> [<at least this many take split at 64 KiB> [<at most this many>]]
+// Prints, on rank 0, one line per communicator with the algorithm its 64 KiB all-reduce took: split
+// through shared-memory rounds, the ring where its rounds went through MPI point-to-point.
 // Exit status: the number of wrong results or disagreements over all ranks (0: passed).
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   MpiEnvironment mpi(&argc, &argv);
   const int communicators = argc > 1 ? std::atoi(argv[1]) : 16;
   const int wantSplit = argc > 2 ? std::atoi(argv[2]) : 0;
+  const int mostSplit = argc > 3 ? std::atoi(argv[3]) : communicators;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   long long failures = 0;
@@ -74,10 +76,10 @@ int main(int argc, char** argv) {
       if (rank == 0) std::printf("communicator %d: 64 KiB all-reduce took %s\n", c, algorithm.c_str());
     }
   }
-  if (split < wantSplit) {
+  if (split < wantSplit || split > mostSplit) {
     if (rank == 0)
-      std::printf("only %d of %d communicators took split (shared-memory rounds of 64 KiB), expected >= %d\n", split,
-                  communicators, wantSplit);
+      std::printf("%d of %d communicators took split (shared-memory rounds of 64 KiB), expected %d to %d\n", split,
+                  communicators, wantSplit, mostSplit);
     ++failures;
   }
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);

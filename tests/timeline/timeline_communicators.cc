@@ -41,12 +41,12 @@ class Notes {
   ~Notes() {
     if (file_) std::fclose(file_);
   }
-  // `calls` calls of `kind` on `comm` (the world ranks it holds, in its rank order).
+  // `calls` calls of `kind` on `comm` (the world ranks it holds, in its rank order). Collective.
   void note(Communicator& comm, int calls, const char* kind) {
-    if (!file_) return;
     std::vector<int> ranks(static_cast<std::size_t>(comm.size()));
     const int mine = worldRank();
     MPI_Allgather(&mine, 1, MPI_INT, ranks.data(), 1, MPI_INT, comm.mpiComm());
+    if (!file_) return;
     std::fprintf(file_, "%d %s", calls, kind);
     for (std::size_t i = 0; i < ranks.size(); ++i) std::fprintf(file_, "%s%d", i ? "," : " ", ranks[i]);
     std::fprintf(file_, "\n");

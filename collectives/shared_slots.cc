@@ -49,14 +49,20 @@ std::string mebibytes(std::size_t bytes) {
   return text;
 }
 
-// "/dev/shm has 3.2 MiB free of 64.0 MiB" (statvfs; "" when it cannot say). `free` stays 0 then.
-std::string describeShm(std::size_t* free) {
+// What statvfs says of /dev/shm: its free bytes (when known) and "/dev/shm has 3.2 MiB free of 64.0 MiB".
+struct ShmSpace {
+  bool known = false;
+  std::size_t free = 0;
+  std::string text;
+};
+
+ShmSpace shmSpace() {
   struct statvfs fs {};
-  *free = 0;
-  if (statvfs(kShmDirectory, &fs) != 0) return std::string(kShmDirectory) + " (free space unknown)";
-  *free = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
-  return std::string(kShmDirectory) + " has " + mebibytes(*free) + " free of " +
-         mebibytes(static_cast<std::size_t>(fs.f_blocks) * fs.f_frsize);
+  if (statvfs(kShmDirectory, &fs) != 0) return {false, 0, std::string(kShmDirectory) + " (free space unknown)"};
+  const std::size_t free = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
+  return {true, free,
+          std::string(kShmDirectory) + " has " + mebibytes(free) + " free of " +
+              mebibytes(static_cast<std::size_t>(fs.f_blocks) * fs.f_frsize)};
 }
 
 std::mutex noticeMutex;
@@ -99,11 +105,11 @@ std::byte* reserveSegment(std::size_t bytes, char (&name)[kNameBytes], int* erro
 
 // The first of `totals` (largest first) rank 0 tries: the largest that leaves room in /dev/shm
 // for kSpareCommunicators more communicators of the smallest size; the smallest if none does.
-std::size_t firstToTry(const std::vector<std::size_t>& totals, std::size_t free) {
-  if (free == 0) return 0;  // unknown: try them all
+std::size_t firstToTry(const std::vector<std::size_t>& totals, const ShmSpace& space) {
+  if (!space.known) return 0;  // try them all
   const std::size_t spare = kSpareCommunicators * totals.back();
   std::size_t i = 0;
-  while (i + 1 < totals.size() && totals[i] + spare > free) ++i;
+  while (i + 1 < totals.size() && totals[i] + spare > space.free) ++i;
   return i;
 }
 
@@ -111,17 +117,16 @@ std::size_t firstToTry(const std::vector<std::size_t>& totals, std::size_t free)
 // for want of space), its index in *choice; null (name "") when none fits or none can be made.
 std::byte* createSegment(const std::vector<std::size_t>& totals, int ranks, char (&name)[kNameBytes],
                          std::size_t* choice) {
-  std::size_t free = 0;
-  const std::string space = describeShm(&free);
+  const ShmSpace space = shmSpace();
   const std::string who = "a communicator of " + std::to_string(ranks) + " ranks on this node";
   int error = ENOSPC;
-  for (std::size_t i = firstToTry(totals, free); i < totals.size() && error == ENOSPC; ++i) {
-    if (free > 0 && totals[i] > free) continue;  // cannot fit: not worth reserving to find out
+  for (std::size_t i = firstToTry(totals, space); i < totals.size() && error == ENOSPC; ++i) {
+    if (space.known && totals[i] > space.free) continue;  // cannot fit: not worth reserving to find out
     std::byte* base = reserveSegment(totals[i], name, &error);
     if (!base) continue;
     *choice = i;
     if (i > 0)
-      noteShortage(space + ": " + who + " shares " + mebibytes(totals[i]) + " of memory instead of the " +
+      noteShortage(space.text + ": " + who + " shares " + mebibytes(totals[i]) + " of memory instead of the " +
                    mebibytes(totals[0]) + " its rounds would use (leaving room for " +
                    std::to_string(kSpareCommunicators) +
                    " more), so fewer messages take the shared-memory rounds (README: /dev/shm); said once per "
@@ -131,7 +136,7 @@ std::byte* createSegment(const std::vector<std::size_t>& totals, int ranks, char
   const std::string why = error == ENOSPC ? "not enough for " + who + " (at least " + mebibytes(totals.back()) + ")"
                                           : "cannot create a segment there for " + who + " (" +
                                                 std::strerror(error) + ")";
-  noteShortage(space + ": " + why + "; its rounds go through MPI point-to-point (README: /dev/shm); said once per "
+  noteShortage(space.text + ": " + why + "; its rounds go through MPI point-to-point (README: /dev/shm); said once per "
                                     "process");
   name[0] = '\0';
   return nullptr;

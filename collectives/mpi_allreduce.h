@@ -17,11 +17,11 @@
 // before MPI sees the call; a rank that never makes the call is a TimeoutError naming it), kAvg
 // is the sum then one division, float16 and bfloat16 reduce with ringsync's own kernels (an MPI_Op
 // over 16-bit words: MPI has no such types), so do int8 and uint8 sums (they wrap modulo 256;
-// Open MPI's built-in 8-bit sum saturates where it vectorises), a peer that stops answering is a TimeoutError. Not
-// kept: after a TimeoutError MPI may still write the receive buffer (a collective request cannot
-// be cancelled; the communicator is aborted then), and that the bits are the same on every rank is
-// up to MPI's algorithm (Open MPI's give the same bits for these commutative operations; the
-// standard only advises it).
+// Open MPI's built-in 8-bit sum saturates where it vectorises), a peer that stops answering is a
+// TimeoutError. Not kept: after a TimeoutError MPI may still write the receive buffer (a
+// collective request cannot be cancelled; the communicator is aborted then), and that the bits are
+// the same on every rank is up to MPI's algorithm (Open MPI's give the same bits for these
+// commutative operations; the standard only advises it).
 #pragma once
 
 #include <cstddef>

@@ -145,7 +145,9 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
       describeDifference("RINGSYNC_CHECK", ranks, [&](const SettingsRecord& s) { return number(s.checkCalls); }),
       describeDifference("RINGSYNC_CHECK_FINITE", ranks, [&](const SettingsRecord& s) { return number(s.checkFinite); }),
       describeDifference("RINGSYNC_BACKEND", ranks,
-                         [](const SettingsRecord& s) { return std::string(backendName(static_cast<BackendChoice>(s.backend))); }),
+                         [](const SettingsRecord& s) {
+                           return std::string(backendName(static_cast<BackendChoice>(s.backend)));
+                         }),
   };
   std::string message;
   for (const std::string& difference : differences)

@@ -56,23 +56,24 @@ void CallTracer::start(MPI_Comm comm, int rank, int size, bool allOnOneNode, con
   reportSharedMemoryShortage(rank, options);
   int worldRank = 0;
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &worldRank));
-  const Member mine{(options.timelinePath.empty() ? 0 : kRecords) | (options.logLevel >= LogLevel::kInfo ? kLogsInfo : 0),
-                    worldRank, nextTrack.load()};
+  const std::int32_t flags =
+      (options.timelinePath.empty() ? 0 : kRecords) | (options.logLevel >= LogLevel::kInfo ? kLogsInfo : 0);
+  const Member mine{flags, worldRank, nextTrack.load()};
   std::vector<Member> members(static_cast<std::size_t>(size), mine);
   if (size > 1)
     RINGSYNC_CHECK_MPI(
         MPI_Allgather(&mine, sizeof mine, MPI_BYTE, members.data(), sizeof mine, MPI_BYTE, comm));
-  int flags = 0, track = 0;
+  int anyFlags = 0, track = 0;
   for (const Member& member : members) {
-    flags |= member.flags;
+    anyFlags |= member.flags;
     track = std::max(track, member.nextTrack);
   }
-  if (flags == 0) return;
+  if (anyFlags == 0) return;
   measuring_ = true;
   offsetNs_ = clockOffsetToRankZero(comm, rank, size, allOnOneNode);
   stragglers_ = StragglerStats(size);
   arrivals_.assign(static_cast<std::size_t>(size), 0);
-  if (!(flags & kRecords)) return;
+  if (!(anyFlags & kRecords)) return;
   for (const Member& member : members) worldRanks_.push_back(member.worldRank);
   joinTimeline(comm, allOnOneNode, options, track);
 }
@@ -93,7 +94,8 @@ void CallTracer::joinTimeline(MPI_Comm comm, bool allOnOneNode, const Options& o
     std::vector<std::int64_t> offsets(static_cast<std::size_t>(size_), 0);
     if (!allOnOneNode)
       RINGSYNC_CHECK_MPI(MPI_Allgather(&offsetNs_, 1, MPI_INT64_T, offsets.data(), 1, MPI_INT64_T, comm));
-    setClockShiftToWorldRankZero(allOnOneNode ? 0 : offsetNs_ - offsets[static_cast<std::size_t>(zero - worldRanks_.begin())]);
+    const std::int64_t zeroOffsetNs = offsets[static_cast<std::size_t>(zero - worldRanks_.begin())];
+    setClockShiftToWorldRankZero(allOnOneNode ? 0 : offsetNs_ - zeroOffsetNs);
   }
   if (options.timelinePath.empty()) return;
   int worldSize = 1;

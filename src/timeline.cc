@@ -93,7 +93,9 @@ SpanRecord* Timeline::beginSpan(SpanKind kind, std::uint64_t index) {
   return &span;
 }
 
-void Timeline::endSpan(SpanRecord* span) { span->endNs = span->kind == SpanKind::kMarkReady ? span->startNs : steadyNowNs(); }
+void Timeline::endSpan(SpanRecord* span) {
+  span->endNs = span->kind == SpanKind::kMarkReady ? span->startNs : steadyNowNs();
+}
 
 std::vector<const CallRecord*> Timeline::calls() const { return inClaimOrder(calls_, callsClaimed_.load()); }
 std::vector<CallRecord*> Timeline::calls() { return inClaimOrder(calls_, callsClaimed_.load()); }

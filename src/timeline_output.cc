@@ -115,10 +115,12 @@ std::string traceEvents(const Timeline& timeline, std::int64_t shiftNs) {
   events.push_back(metadata("process_name", pid, 0, {{"name", "rank " + std::to_string(pid)}}));
   events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
   const std::vector<TimelineTrack> tracks = timeline.tracks();
-  for (const TimelineTrack& track : tracks) events.push_back(metadata("thread_name", pid, track.id, {{"name", track.label}}));
+  for (const TimelineTrack& track : tracks)
+    events.push_back(metadata("thread_name", pid, track.id, {{"name", track.label}}));
   for (const TimelineTrack& track : tracks) {
     bool onDevice = false;
-    for (const CallRecord* call : timeline.calls()) onDevice = onDevice || (call->track == track.id && call->deviceEndNs != 0);
+    for (const CallRecord* call : timeline.calls())
+      onDevice = onDevice || (call->track == track.id && call->deviceEndNs != 0);
     if (onDevice)
       events.push_back(metadata("thread_name", pid, kDeviceTrackBase + track.id,
                                 {{"name", "communicator " + std::to_string(track.id) + ": device (CUDA events)"}}));

@@ -1,3 +1,10 @@
+// The benches' MPI baseline calls the same allreduceThroughMpi as RINGSYNC_ALGO=mpi, blocking. Where
+// MPI's result would differ from ringsync's, the baseline's MPI_Op is ringsync's own kernel: float16
+// and bfloat16 (MPI has no such types), and the sums of int8/uint8, because Open MPI's own 8-bit
+// MPI_SUM saturates where its op/avx component vectorises (4.1 on AVX machines: 100 + 100 as int8
+// is 127, not -56) while ringsync's wraps modulo 256 as documented. So an int8/uint8 sum or avg row
+// times MPI's algorithm with a user-defined op, not Open MPI's vectorised built-in; the other
+// 8-bit ops (prod, min, max) and every other type use MPI's built-in ops.
 #include "perf_mpi.h"
 
 #include <algorithm>

@@ -12,19 +12,22 @@ namespace {
 
 // MPI's user functions see `inout = in op inout`; every op here is commutative.
 template <DataType kType, ReduceOp kOp>
-void reduceHalves(void* in, void* inout, int* len, MPI_Datatype*) {
+void reduceWithKernels(void* in, void* inout, int* len, MPI_Datatype*) {
   reduceElements(inout, in, inout, static_cast<std::size_t>(*len), kType, kOp);
+}
+
+MPI_Op createOp(MPI_User_function* function) {
+  MPI_Op op = MPI_OP_NULL;
+  RINGSYNC_CHECK_MPI(MPI_Op_create(function, /*commute=*/1, &op));
+  return op;
 }
 
 template <DataType kType>
 struct HalfOps {
-  MPI_Op sum, prod, min, max;
-  HalfOps() {
-    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kSum>, /*commute=*/1, &sum));
-    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kProd>, 1, &prod));
-    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kMin>, 1, &min));
-    RINGSYNC_CHECK_MPI(MPI_Op_create(&reduceHalves<kType, ReduceOp::kMax>, 1, &max));
-  }
+  MPI_Op sum = createOp(&reduceWithKernels<kType, ReduceOp::kSum>);
+  MPI_Op prod = createOp(&reduceWithKernels<kType, ReduceOp::kProd>);
+  MPI_Op min = createOp(&reduceWithKernels<kType, ReduceOp::kMin>);
+  MPI_Op max = createOp(&reduceWithKernels<kType, ReduceOp::kMax>);
   MPI_Op of(ReduceOp op) const {
     switch (op) {
       case ReduceOp::kProd: return prod;
@@ -43,11 +46,24 @@ MPI_Op halfOp(ReduceOp op) {
   return ops.of(op);
 }
 
+// 8-bit sums wrap modulo 256 in ringsync (types.h). Open MPI's built-in MPI_SUM on MPI_INT8_T /
+// MPI_UINT8_T saturates where its op/avx component vectorises (Open MPI 4.1 on AVX machines: 100 +
+// 100 as int8 gave 127 in the vectorised part of a buffer, -56 in its scalar tail), so these take
+// ringsync's kernel. Products (which wrap there too), minima and maxima keep MPI's built-ins.
+template <DataType kType>
+MPI_Op wrappingSum() {
+  static const MPI_Op op = createOp(&reduceWithKernels<kType, ReduceOp::kSum>);
+  return op;
+}
+
 }  // namespace
 
 MPI_Op mpiReduceOp(DataType type, ReduceOp op) {
   if (type == DataType::kFloat16) return halfOp<DataType::kFloat16>(op);
   if (type == DataType::kBFloat16) return halfOp<DataType::kBFloat16>(op);
+  const bool sum = op == ReduceOp::kSum || op == ReduceOp::kAvg;
+  if (sum && type == DataType::kInt8) return wrappingSum<DataType::kInt8>();
+  if (sum && type == DataType::kUInt8) return wrappingSum<DataType::kUInt8>();
   switch (op) {
     case ReduceOp::kProd: return MPI_PROD;
     case ReduceOp::kMin: return MPI_MIN;

@@ -16,11 +16,12 @@
 // Kept as everywhere: a round with the fingerprints goes first (MismatchError naming the ranks
 // before MPI sees the call; a rank that never makes the call is a TimeoutError naming it), kAvg
 // is the sum then one division, float16 and bfloat16 reduce with ringsync's own kernels (an MPI_Op
-// over 16-bit words: MPI has no such types), a peer that stops answering is a TimeoutError. Not
-// kept: after a TimeoutError MPI may still write the receive buffer (a collective request cannot
-// be cancelled; the communicator is aborted then), and that the bits are the same on every rank is
-// up to MPI's algorithm (Open MPI's give the same bits for these commutative operations; the
-// standard only advises it).
+// over 16-bit words: MPI has no such types), so do int8 and uint8 sums (they wrap modulo 256;
+// Open MPI's built-in 8-bit sum saturates where it vectorises), a peer that stops answering is a
+// TimeoutError. Not kept: after a TimeoutError MPI may still write the receive buffer (a
+// collective request cannot be cancelled; the communicator is aborted then), and that the bits are
+// the same on every rank is up to MPI's algorithm (Open MPI's give the same bits for these
+// commutative operations; the standard only advises it).
 #pragma once
 
 #include <cstddef>
@@ -44,9 +45,10 @@ void allreduceThroughMpi(const void* send, void* recv, std::size_t count, DataTy
 // MPI's name for a DataType: float16 and bfloat16 travel as 16-bit words (MPI_UINT16_T), reduced
 // by the user-defined ops of mpiReduceOp.
 MPI_Datatype mpiDatatype(DataType type);
-// The MPI_Op of `op` on `type` (kAvg: MPI_SUM). float16/bfloat16: ops made once per process with
-// MPI_Op_create over ringsync's reduction kernels, so they round as ringsync does; never freed
-// (a handful, and freeing them would need a hook before MPI_Finalize).
+// The MPI_Op of `op` on `type` (kAvg: MPI_SUM). float16/bfloat16, and the sums of int8/uint8:
+// ops made once per process with MPI_Op_create over ringsync's reduction kernels, so they round
+// and wrap as ringsync does (Open MPI's built-in 8-bit sum saturates: mpi_allreduce.cc); never
+// freed (a handful, and freeing them would need a hook before MPI_Finalize).
 MPI_Op mpiReduceOp(DataType type, ReduceOp op);
 
 }  // namespace ringsync::detail

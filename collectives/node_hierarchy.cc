@@ -4,13 +4,34 @@
 
 namespace ringsync::detail {
 
+namespace {
+
+// Node rounds smaller than this make pieces too small for the hierarchical all-reduce.
+constexpr std::size_t kSmallestNodeRoundBytes = 64 * 1024;
+
+// Each node made its rounds alone, through its own /dev/shm: one may have fallen back to
+// point-to-point, or to smaller slots. The algorithm and the hierarchical pieces depend on them
+// (algorithm_selection.h, hierarchical_allreduce.cc), so every rank of the whole communicator
+// takes the same: the smallest node round of all, when every node shares memory and that round
+// holds kSmallestNodeRoundBytes; otherwise no hierarchy anywhere (false on every rank).
+bool agreeOnNodeRounds(MPI_Comm comm, RoundTransport& nodeRounds) {
+  unsigned long long smallest = nodeRounds.sharedMemory() ? nodeRounds.maxPayloadBytes() : 0;
+  RINGSYNC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &smallest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm));
+  if (smallest < kSmallestNodeRoundBytes) return false;
+  nodeRounds.limitPayloadBytes(static_cast<std::size_t>(smallest));
+  return true;
+}
+
+}  // namespace
+
 const char* hierarchyBlockerText(HierarchyBlocker blocker) {
   switch (blocker) {
     case HierarchyBlocker::kNone: return "available";
     case HierarchyBlocker::kOneNode: return "all ranks on one node";
     case HierarchyBlocker::kOneRankPerNode: return "one rank per node";
     case HierarchyBlocker::kUnevenNodes: return "nodes hold different numbers of ranks";
-    case HierarchyBlocker::kSmallNodeRounds: return "too many ranks per node for a shared-memory round";
+    case HierarchyBlocker::kSmallNodeRounds:
+      return "node rounds too small (too many ranks per node, or a node whose /dev/shm cannot hold them)";
   }
   return "unknown";
 }
@@ -32,8 +53,14 @@ std::unique_ptr<NodeHierarchy> NodeHierarchy::build(MPI_Comm comm, MPI_Comm node
   else if (smallest != largest) *blocker = HierarchyBlocker::kUnevenNodes;
   // Split's first round carries (L-1)/L of a piece; below 64 KiB per round the pieces would be
   // too small to be worth it (and 0 would never finish).
-  else if (nodeCapacity.sharedMemoryBytes < 64 * 1024) *blocker = HierarchyBlocker::kSmallNodeRounds;
+  else if (nodeCapacity.sharedMemoryBytes < kSmallestNodeRoundBytes) *blocker = HierarchyBlocker::kSmallNodeRounds;
+  std::unique_ptr<RoundTransport> nodeRounds;
+  if (*blocker == HierarchyBlocker::kNone) {
+    nodeRounds = std::make_unique<RoundTransport>(node, localRank, localSize, nodeCapacity);
+    if (!agreeOnNodeRounds(comm, *nodeRounds)) *blocker = HierarchyBlocker::kSmallNodeRounds;
+  }
   if (*blocker != HierarchyBlocker::kNone) {
+    nodeRounds.reset();
     RINGSYNC_CHECK_MPI(MPI_Comm_free(&node));
     return nullptr;
   }
@@ -52,7 +79,7 @@ std::unique_ptr<NodeHierarchy> NodeHierarchy::build(MPI_Comm comm, MPI_Comm node
   RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->nodeGlobalRanks.data(), 1, MPI_INT, node));
   h->localRankOf.resize(static_cast<std::size_t>(size));
   RINGSYNC_CHECK_MPI(MPI_Allgather(&localRank, 1, MPI_INT, h->localRankOf.data(), 1, MPI_INT, comm));
-  h->nodeRounds = std::make_unique<RoundTransport>(node, localRank, localSize, nodeCapacity);
+  h->nodeRounds = std::move(nodeRounds);
   h->crossRounds = std::make_unique<RoundTransport>(h->crossComm, h->nodeIndex, h->nodes, RoundCapacity{});
   h->crossScratch.reserve(static_cast<std::size_t>(ring.depth) * ring.segmentBytes);
   return h;

@@ -22,7 +22,8 @@ enum class HierarchyBlocker {
   kOneNode,          // every rank on one node: split/direct already use shared memory
   kOneRankPerNode,   // nothing to reduce inside a node
   kUnevenNodes,      // nodes hold different numbers of ranks
-  kSmallNodeRounds,  // too many ranks per node for a shared-memory round to carry data
+  kSmallNodeRounds,  // node rounds too small to carry data: too many ranks per node, or a node whose
+                     // /dev/shm cannot hold them (each node's is agreed over the whole communicator)
 };
 const char* hierarchyBlockerText(HierarchyBlocker blocker);
 
@@ -30,8 +31,10 @@ class NodeHierarchy {
  public:
   // Collective over `comm`. `node` is this rank's node communicator (MPI_COMM_TYPE_SHARED); the
   // hierarchy takes it over when it is built, else frees it. `nodeCapacity`: what a node round
-  // may carry (the caller's policy, roundCapacity at the node's size). Null, with *blocker set,
-  // when the layout does not allow the hierarchical algorithm.
+  // may carry (the caller's policy, roundCapacity at the node's size; each node gets what its
+  // /dev/shm holds, and every node then takes the smallest, so that all ranks choose alike). Null,
+  // with *blocker set, when the layout or a node's shared memory does not allow the hierarchical
+  // algorithm.
   static std::unique_ptr<NodeHierarchy> build(MPI_Comm comm, MPI_Comm node, const RoundCapacity& nodeCapacity,
                                               const RingConfig& ring, HierarchyBlocker* blocker);
   ~NodeHierarchy();

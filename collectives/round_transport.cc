@@ -20,14 +20,36 @@ void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count) {
 }  // namespace
 
 RoundTransport::RoundTransport(MPI_Comm comm, int rank, int size, const RoundCapacity& capacity)
-    : comm_(comm), rank_(rank), size_(size), maxPayloadBytes_(capacity.sharedMemoryBytes),
-      slotBytes_(slotBytesFor(maxPayloadBytes_)), payloadBytes_(static_cast<std::size_t>(size), 0) {
-  shared_ = SharedSlots::create(comm, kLineBytes + 2 * sharedSlotBytes());
+    : comm_(comm), rank_(rank), size_(size), maxPayloadBytes_(0), slotBytes_(0),
+      payloadBytes_(static_cast<std::size_t>(size), 0) {
+  // Shared memory with the capacity asked for, or, where /dev/shm cannot hold that, half of it, a
+  // quarter, ... down to kSmallestSharedPayloadBytes (the largest the segment's creator could reserve).
+  std::vector<std::size_t> payloads{capacity.sharedMemoryBytes};
+  while (payloads.back() / 2 >= kSmallestSharedPayloadBytes) payloads.push_back(payloads.back() / 2);
+  std::vector<std::size_t> regions;
+  for (std::size_t payload : payloads) regions.push_back(kLineBytes + 2 * (kLineBytes + slotBytesFor(payload)));
+  shared_ = SharedSlots::create(comm, regions);
+  if (shared_) {
+    maxPayloadBytes_ = payloads[shared_->choice()];
+    slotBytes_ = slotBytesFor(maxPayloadBytes_);
+  }
+  if (!agreeOnRounds()) shared_.reset();
   if (!shared_) {
     maxPayloadBytes_ = capacity.pointToPointBytes;
     slotBytes_ = slotBytesFor(maxPayloadBytes_);
     for (Round& round : rounds_) round.slots.reserve(slotBytes_ * static_cast<std::size_t>(size));
   }
+}
+
+// The algorithm every rank chooses depends on how rounds travel and on what they carry
+// (algorithm_selection.h), so those must be the same on every rank. Shared memory is decided by
+// the segment's creator for all; this reduction makes that hold whatever decided it, and answers
+// false on every rank (point-to-point for all) when it does not.
+bool RoundTransport::agreeOnRounds() {
+  const unsigned long long mine[2] = {shared_ ? 1ull : 0ull, maxPayloadBytes_};
+  unsigned long long range[4] = {mine[0], mine[1], ~mine[0], ~mine[1]};
+  RINGSYNC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, range, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_));
+  return range[0] == mine[0] && range[1] == mine[1] && ~range[2] == mine[0] && ~range[3] == mine[1];
 }
 
 RoundTransport::~RoundTransport() = default;

@@ -8,6 +8,7 @@
 // (direct, split, the barrier) carry their data in the same rounds.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -41,7 +42,9 @@ class RoundTransport {
   // Collective over `comm` (the communicator every round uses): shared-memory rounds when all of
   // its ranks are on this node, point-to-point otherwise, with payloads of at most the capacity
   // for that mode (point-to-point slots are pre-touched per peer and per round, so they are sized
-  // for what is really sent that way).
+  // for what is really sent that way). Where /dev/shm cannot hold the shared-memory capacity, the
+  // largest of its halves down to kSmallestSharedPayloadBytes that fits, else point-to-point
+  // (shared_slots.h). Every rank of `comm` ends with the same mode and the same maxPayloadBytes().
   RoundTransport(MPI_Comm comm, int rank, int size, const RoundCapacity& capacity);
   ~RoundTransport();
   RoundTransport(const RoundTransport&) = delete;
@@ -86,11 +89,21 @@ class RoundTransport {
   void withdrawSharedRound();
 
   std::size_t maxPayloadBytes() const { return maxPayloadBytes_; }
+  // Lowers what a round may carry to `bytes` (never raises it): for a caller that agreed on one
+  // capacity with ranks beyond this communicator (node_hierarchy.cc). Every rank of the
+  // communicator must pass the same value.
+  void limitPayloadBytes(std::size_t bytes) { maxPayloadBytes_ = std::min(maxPayloadBytes_, bytes); }
   int size() const { return size_; }
   bool sharedMemory() const { return shared_ != nullptr; }
 
  private:
+  // Shared-memory slots smaller than this are not offered when /dev/shm is short: point-to-point
+  // rounds carry as much (Options::kPointToPointSmallBytes), and the hierarchical all-reduce needs
+  // node rounds of 64 KiB (node_hierarchy.cc).
+  static constexpr std::size_t kSmallestSharedPayloadBytes = 64 * 1024;
+
   [[noreturn, gnu::noinline, gnu::cold]] void reportPayloadBytes(int r, std::size_t expectedBytes) const;
+  bool agreeOnRounds();
 
   // One set of [header | payload] slots (one per rank; the own slot is what is sent) and the
   // requests that fill it. Two sets alternate: while the caller still reads the last round's

@@ -101,6 +101,7 @@ SettingsRecord settingsRecord(const Options& options) {
   record.algorithm = static_cast<std::int32_t>(options.algorithm);
   record.checkCalls = options.checkCalls ? 1 : 0;
   record.checkFinite = options.checkFinite ? 1 : 0;
+  record.backend = static_cast<std::int32_t>(options.backend);
   return record;
 }
 
@@ -143,6 +144,10 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
                          [](const SettingsRecord& s) { return std::string(algorithmName(static_cast<Algorithm>(s.algorithm))); }),
       describeDifference("RINGSYNC_CHECK", ranks, [&](const SettingsRecord& s) { return number(s.checkCalls); }),
       describeDifference("RINGSYNC_CHECK_FINITE", ranks, [&](const SettingsRecord& s) { return number(s.checkFinite); }),
+      describeDifference("RINGSYNC_BACKEND", ranks,
+                         [](const SettingsRecord& s) {
+                           return std::string(backendName(static_cast<BackendChoice>(s.backend)));
+                         }),
   };
   std::string message;
   for (const std::string& difference : differences)

@@ -14,9 +14,19 @@
 
 namespace ringsync::detail {
 
-// The RINGSYNC_* settings that decide the algorithm, the message sizes and which messages are
-// sent at all. Ranks that differ here would truncate or miss each other's messages, so every
-// Communicator compares them once, when it is built. (Timeouts and log levels may differ.)
+// The RINGSYNC_* settings that change what a rank sends, or whether it sends at all: the algorithm,
+// the message sizes, which messages carry fingerprints, and where a buffer goes (RINGSYNC_BACKEND:
+// a rank forced to `staged` refuses a host buffer at once, its peers would wait out the deadline).
+// Ranks that differ here would truncate or miss each other's messages, so every Communicator
+// compares them once, when it is built (MismatchError naming the ranks, on every rank).
+// Left out on purpose, because they change nothing on the wire: RINGSYNC_RING_DEPTH(_ACROSS_NODES)
+// (segments in flight: the same segments in the same order, only posted earlier or later),
+// RINGSYNC_TIMEOUT_SECONDS and RINGSYNC_STALL_WARN_SECONDS (when this rank gives up or warns),
+// RINGSYNC_SPIN_WAIT (how it waits), RINGSYNC_LOG and RINGSYNC_TIMELINE (whether arrival times
+// are measured is agreed separately, call_tracer.h), RINGSYNC_CUDA_DEVICE (which local GPU).
+// RINGSYNC_BUCKET_BYTES / RINGSYNC_FIRST_BUCKET_BYTES decide a GradientAverager's calls and are
+// compared by each averager when it is built (gradient_averager_checks.cc), not here: a
+// Communicator without an averager never uses them.
 struct SettingsRecord {
   std::uint64_t ringSegmentBytes = 0;
   std::uint64_t ringSegmentBytesAcrossNodes = 0;
@@ -24,7 +34,7 @@ struct SettingsRecord {
   std::int32_t algorithm = 0;
   std::int32_t checkCalls = 0;
   std::int32_t checkFinite = 0;
-  std::int32_t reserved = 0;
+  std::int32_t backend = 0;
 };
 SettingsRecord settingsRecord(const Options& options);
 

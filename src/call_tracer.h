@@ -27,7 +27,9 @@ class CallTracer final : public ArrivalObserver {
  public:
   // Collective over `comm`: arrival times are measured on every rank when any rank has the
   // timeline on or logs at info (a rank that did not stamp its arrival would leave every call
-  // unmeasured), on a clock common to all ranks.
+  // unmeasured), on a clock common to all ranks. When any rank records, the ranks agree on the
+  // communicator's row in the timeline and join the merge at MPI_Finalize (timeline_gather.h),
+  // recording or not, so that nobody waits there for a rank that will not answer.
   void start(MPI_Comm comm, int rank, int size, bool allOnOneNode, const Options& options);
 
   bool measuring() const { return measuring_; }
@@ -50,15 +52,18 @@ class CallTracer final : public ArrivalObserver {
   void observe(const RoundTransport& round) noexcept override;
   void observe(const CallSummary& summary) noexcept override;
 
-  // A failure aborted the communicator: what was recorded so far goes to this rank's own file now
-  // (PATH.rank<r>), in case the process does not get to end normally. Never throws.
+  // A failure aborted the communicator: what the process recorded so far goes to its own file now
+  // (PATH.rank<world rank>), in case it does not get to MPI_Finalize; the merge there removes it
+  // once the part is in the merged file. Never throws.
   void flushAfterFailure() noexcept;
   // The communicator ends: rank 0 prints the straggler report (with the timeline on or at
-  // RINGSYNC_LOG=info); the last communicator that records writes the timeline, merged over
-  // `comm` when it is still usable. Never throws.
+  // RINGSYNC_LOG=info) and keeps the summary for the file; the calls stay in the process's
+  // timeline until MPI_Finalize writes it (`comm` and `mergeSeconds` are no longer needed here:
+  // start() took the merge's deadline from the options). Never throws.
   void finish(MPI_Comm comm, bool usable, double mergeSeconds, const Logger& logger) noexcept;
 
  private:
+  void joinTimeline(MPI_Comm comm, bool allOnOneNode, const Options& options, int track);
   void record(const CallHeader& header);
   void finishRecord(const char* backend, const char* algorithm, bool onDevice);
   void markDevice(CUstream_st* stream);
@@ -68,11 +73,12 @@ class CallTracer final : public ArrivalObserver {
   bool measuring_ = false;
   int rank_ = 0;
   int size_ = 1;
-  std::int64_t offsetNs_ = 0;
+  std::int64_t offsetNs_ = 0;  // this host's steady clock -> the communicator's (its rank 0's)
   StragglerStats stragglers_;
   std::vector<std::int64_t> arrivals_;  // this call's, one per rank (reused)
-  std::shared_ptr<Timeline> timeline_;
+  std::shared_ptr<Timeline> timeline_;  // the process's, while this communicator records
   int track_ = 0;
+  std::vector<int> worldRanks_;  // when any rank records: the world rank of each rank
   std::unique_ptr<DeviceTimer> deviceTimer_;  // created with the first device call recorded
   CallRecord* open_ = nullptr;          // the call in progress, when recording
   std::int64_t* openArrivals_ = nullptr;

@@ -9,7 +9,7 @@ namespace ringsync::detail {
 namespace {
 
 std::mutex registryMutex;
-std::weak_ptr<Timeline> registry;  // the process's timeline while some communicator holds it
+std::shared_ptr<Timeline> registry;  // the process's timeline, from its first record to MPI_Finalize
 
 // The bucket whose collectives this thread is running (a GradientAverager progress thread).
 thread_local SpanRecord* openBucket = nullptr;
@@ -27,37 +27,32 @@ auto inClaimOrder(Ring& ring, std::uint64_t claimed) {
 
 }  // namespace
 
-std::shared_ptr<Timeline> Timeline::open(const std::string& path, int rank, int size, std::int64_t clockOffsetNs) {
+std::shared_ptr<Timeline> Timeline::open(const std::string& path, int worldRank, int worldSize) {
   std::lock_guard<std::mutex> lock(registryMutex);
-  std::shared_ptr<Timeline> timeline = registry.lock();
-  if (!timeline) {
-    timeline = std::make_shared<Timeline>(path, rank, size, clockOffsetNs);
-    registry = timeline;
-  }
-  return timeline;
+  if (!registry) registry = std::make_shared<Timeline>(path, worldRank, worldSize);
+  return registry;
 }
 
 std::shared_ptr<Timeline> Timeline::current() {
   std::lock_guard<std::mutex> lock(registryMutex);
-  return registry.lock();
+  return registry;
 }
 
-Timeline::Timeline(std::string path, int rank, int size, std::int64_t clockOffsetNs)
-    : path_(std::move(path)), rank_(rank), size_(size), clockOffsetNs_(clockOffsetNs), calls_(kCallCapacity),
+void Timeline::release() {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry.reset();
+}
+
+Timeline::Timeline(std::string path, int rank, int size)
+    : path_(std::move(path)), rank_(rank), size_(size), calls_(kCallCapacity),
       arrivals_(kCallCapacity * static_cast<std::size_t>(arrivalRanks())), spans_(kSpanCapacity) {}
 
-int Timeline::attach() {
+void Timeline::addTrack(int track, std::string label) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++attached_;
-  return tracks_++;
+  tracks_.push_back({track, std::move(label)});
 }
 
-bool Timeline::detach() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return --attached_ == 0;
-}
-
-int Timeline::tracks() const {
+std::vector<TimelineTrack> Timeline::tracks() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return tracks_;
 }
@@ -94,11 +89,13 @@ SpanRecord* Timeline::beginSpan(SpanKind kind, std::uint64_t index) {
   span = SpanRecord{};
   span.kind = kind;
   span.index = index;
-  span.startNs = steadyNowNs() + clockOffsetNs_;
+  span.startNs = steadyNowNs();
   return &span;
 }
 
-void Timeline::endSpan(SpanRecord* span) { span->endNs = span->kind == SpanKind::kMarkReady ? span->startNs : steadyNowNs() + clockOffsetNs_; }
+void Timeline::endSpan(SpanRecord* span) {
+  span->endNs = span->kind == SpanKind::kMarkReady ? span->startNs : steadyNowNs();
+}
 
 std::vector<const CallRecord*> Timeline::calls() const { return inClaimOrder(calls_, callsClaimed_.load()); }
 std::vector<CallRecord*> Timeline::calls() { return inClaimOrder(calls_, callsClaimed_.load()); }

@@ -1,12 +1,16 @@
 // The timeline recorder (RINGSYNC_TIMELINE=PATH): every collective and every GradientAverager
 // bucket of this process, kept in fixed-size rings allocated once, written as a Chrome trace when
-// the last communicator that records ends (timeline_output.h merges the ranks into one file).
+// MPI finalizes (timeline_gather.h merges the processes into one file there).
 //
-// One Timeline per process, shared by every Communicator that records (the averager's duplicate
-// included) so that one rank is one process in the trace. Recording never allocates: a record is a
+// One Timeline per process, from the first communicator that records until MPI_Finalize: every
+// Communicator that records (the averager's duplicate, torch groups, communicators made one after
+// another) adds its calls to it, on a row of its own, so that one process is one rank in the trace
+// and no communicator's calls are lost when another ends. Processes are labelled by their rank in
+// MPI_COMM_WORLD, whatever communicators they are in. Recording never allocates: a record is a
 // slot claimed with one atomic increment; the rings keep the latest kCallCapacity calls and
-// kSpanCapacity averager events and count what they overwrote. Records are read only when the
-// recording threads are done (at the end, or when a failure flushes what was recorded so far).
+// kSpanCapacity averager events and count what they overwrote. Times are this host's steady clock
+// (clock_offset.h); the file shifts each process onto world rank 0's. Records are read only when
+// the recording threads are done (at MPI_Finalize, or when a failure flushes what was recorded).
 #pragma once
 
 #include <atomic>
@@ -20,7 +24,7 @@
 namespace ringsync::detail {
 
 struct CallRecord {
-  std::int64_t startNs = 0;  // on the common clock (clock_offset.h)
+  std::int64_t startNs = 0;  // this host's steady clock (steadyNowNs)
   std::int64_t endNs = 0;    // 0 while running, and for a call that failed
   std::uint64_t sequence = 0;
   std::uint64_t count = 0;
@@ -29,9 +33,10 @@ struct CallRecord {
   std::int32_t dataType = -1;
   std::int32_t op = -1;
   std::int32_t root = -1;
-  std::int32_t track = 0;     // the communicator
+  std::int32_t track = 0;     // the communicator (its row: the same on every rank of it)
   std::int32_t lastRank = -1; // the rank that arrived last; -1 when arrivals are unknown
-  std::int32_t arrivalCount = 0;  // arrival times kept: the communicator's ranks, up to arrivalRanks()
+  std::int32_t arrivalCount = 0;  // arrival times kept (the communicator's ranks, up to arrivalRanks()),
+                                  // on the communicator's clock: only their differences are written
   // Device work (NCCL on a stream): DeviceTimer marks around it, resolved to times at the end.
   std::int64_t deviceStartMark = -1;
   std::int64_t deviceEndMark = -1;
@@ -57,6 +62,12 @@ struct SpanRecord {
   SpanKind kind = SpanKind::kMarkReady;
 };
 
+// A communicator's row: its id (agreed by its ranks) and its label, "communicator 2 (world ranks 1, 3)".
+struct TimelineTrack {
+  int id = 0;
+  std::string label;
+};
+
 class Timeline {
  public:
   static constexpr std::size_t kCallCapacity = 1 << 15;
@@ -64,18 +75,19 @@ class Timeline {
   // Arrival times kept per call (one per rank): calls on more ranks keep none.
   static constexpr int kMaxArrivalRanks = 64;
 
-  // The process's timeline (created on the first call; `path`, `rank`, `size` and the offset that
-  // turns the steady clock into the common one come from that call).
-  static std::shared_ptr<Timeline> open(const std::string& path, int rank, int size, std::int64_t clockOffsetNs);
+  // The process's timeline, created by the first call (`path` and the world rank and size come
+  // from it) and kept until release().
+  static std::shared_ptr<Timeline> open(const std::string& path, int worldRank, int worldSize);
   // The process's timeline, or null when none records (the GradientAverager asks this).
   static std::shared_ptr<Timeline> current();
+  // Drops the process's timeline (once MPI_Finalize has written it): later calls record nothing.
+  static void release();
 
-  Timeline(std::string path, int rank, int size, std::int64_t clockOffsetNs);
+  Timeline(std::string path, int rank, int size);
 
-  // A communicator starts / stops recording; the returned track names it in the trace. detach()
-  // is true for the last one: the caller then writes the file.
-  int attach();
-  bool detach();
+  // A communicator records on row `track` from now on.
+  void addTrack(int track, std::string label);
+  std::vector<TimelineTrack> tracks() const;
 
   // The slot of a new call (the caller fills it; see CallTracer). Never null.
   CallRecord* claimCall(std::int64_t** arrivals);
@@ -99,24 +111,21 @@ class Timeline {
   std::vector<std::string> summaries() const;
 
   const std::string& path() const { return path_; }
-  int rank() const { return rank_; }
+  int rank() const { return rank_; }  // in MPI_COMM_WORLD
   int size() const { return size_; }
   int arrivalRanks() const { return size_ <= kMaxArrivalRanks ? size_ : 0; }
-  int tracks() const;
 
  private:
   std::string path_;
   int rank_;
   int size_;
-  std::int64_t clockOffsetNs_;
   std::vector<CallRecord> calls_;
   std::vector<std::int64_t> arrivals_;  // kCallCapacity x arrivalRanks()
   std::vector<SpanRecord> spans_;
   std::atomic<std::uint64_t> callsClaimed_{0};
   std::atomic<std::uint64_t> spansClaimed_{0};
-  mutable std::mutex mutex_;  // attach/detach and summaries only
-  int tracks_ = 0;
-  int attached_ = 0;
+  mutable std::mutex mutex_;  // tracks and summaries only
+  std::vector<TimelineTrack> tracks_;
   std::vector<std::string> summaries_;
 };
 

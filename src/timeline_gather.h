@@ -1,18 +1,40 @@
-// Bringing every rank's part of the timeline to rank 0, with a deadline: a peer that failed, or
-// that ends on another communicator, must not keep the others from writing what they have.
+// Bringing every process's timeline into one file when MPI finalizes (timeline.h).
+//
+// The design: each process keeps one timeline for all its communicators, and the processes' parts
+// meet once, at MPI_Finalize, in world rank 0, labelled by world rank. Who takes part is learnt
+// when communicators are built, so that nobody waits for a process that will not answer:
+//   - every rank of a communicator on which some rank records calls joinTimelineMerge with the
+//     communicator's world ranks (CallTracer::start, where the ranks agree on it);
+//   - the first such call registers a callback MPI runs at the very start of MPI_Finalize (an
+//     attribute of MPI_COMM_SELF, which MPI deletes first, while everything still works);
+//   - there, world rank 0 takes a part (empty where a rank records nothing) from every world rank
+//     it shared such a communicator with, and writes the file at its RINGSYNC_TIMELINE (or, when
+//     it records nothing itself, at the lowest sender's); every rank that shared one with world
+//     rank 0 sends its part; a rank that recorded but shared none with world rank 0 writes its own
+//     part to PATH.rank<r> and says so. Point-to-point on MPI_COMM_WORLD (the program communicates
+//     no more by then), every wait bounded by RINGSYNC_TIMEOUT_SECONDS + 10 s (a rank may reach
+//     MPI_Finalize a whole deadline late, after a failed call): a part that cannot be delivered
+//     stays in its rank's own PATH.rank<r>, which a warning names.
+// Why not when the last communicator ends, as before: processes end their communicators in
+// different orders (torch's shutdown_all ends groups in creation order), a communicator that
+// leaves world rank 0 out cannot bring its calls to it, and calls of communicators that had ended
+// before the last one was made were lost.
 #pragma once
 
-#include <string>
+#include <cstdint>
 #include <vector>
 
-#include <mpi.h>
+#include "ringsync/options.h"
 
 namespace ringsync::detail {
 
-// Rank 0: fills `parts` (one per rank; "" for a rank whose part did not arrive in time) and returns
-// how many arrived, its own included. Other ranks: send `mine` and return 1 if rank 0 took it in
-// time, 0 otherwise (then the caller writes its part to a file of its own). Never throws.
-int gatherTimelineParts(MPI_Comm comm, int rank, int size, const std::string& mine, double seconds,
-                        std::vector<std::string>* parts) noexcept;
+// This process is a rank of a communicator (holding `worldRanks`, in its rank order) on which some
+// rank records. `mergeSeconds` bounds the waits at MPI_Finalize; `logLevel` says how loudly.
+void joinTimelineMerge(const std::vector<int>& worldRanks, double mergeSeconds, LogLevel logLevel);
+
+// What turns this host's steady clock into world rank 0's, learnt from the first communicator
+// shared with world rank 0 (the first one known is kept); 0 until then.
+void setClockShiftToWorldRankZero(std::int64_t shiftNs);
+std::int64_t clockShiftToWorldRankZero();
 
 }  // namespace ringsync::detail

@@ -55,22 +55,30 @@ Json callArgs(const Timeline& timeline, const CallRecord& call) {
   return args;
 }
 
-void addCalls(Json& events, const Timeline& timeline) {
+// A time of this process (steady clock; 0: none) on world rank 0's clock.
+std::int64_t shifted(std::int64_t ns, std::int64_t shiftNs) { return ns != 0 ? ns + shiftNs : 0; }
+
+void addCalls(Json& events, const Timeline& timeline, std::int64_t shiftNs) {
   const int pid = timeline.rank();
   for (const CallRecord* call : timeline.calls()) {
     const std::string kind = collectiveName(static_cast<CollectiveKind>(call->kind));
     const bool failed = call->failed || call->endNs == 0;
-    events.push_back(complete(failed ? kind + " (failed)" : kind, pid, call->track, call->startNs, call->endNs,
-                              callArgs(timeline, *call)));
+    events.push_back(complete(failed ? kind + " (failed)" : kind, pid, call->track, shifted(call->startNs, shiftNs),
+                              shifted(call->endNs, shiftNs), callArgs(timeline, *call)));
     if (call->deviceStartNs != 0 && call->deviceEndNs != 0)
-      events.push_back(complete(kind + " (device)", pid, kDeviceTrackBase + call->track, call->deviceStartNs,
-                                call->deviceEndNs, {{"call", call->sequence}}));
+      events.push_back(complete(kind + " (device)", pid, kDeviceTrackBase + call->track,
+                                shifted(call->deviceStartNs, shiftNs), shifted(call->deviceEndNs, shiftNs),
+                                {{"call", call->sequence}}));
   }
 }
 
-void addSpans(Json& events, const Timeline& timeline) {
+void addSpans(Json& events, const Timeline& timeline, std::int64_t shiftNs) {
   const int pid = timeline.rank();
-  for (const SpanRecord* span : timeline.spans()) {
+  for (const SpanRecord* stored : timeline.spans()) {
+    SpanRecord copy = *stored;
+    for (std::int64_t* ns : {&copy.startNs, &copy.endNs, &copy.exchangeStartNs, &copy.exchangeEndNs})
+      *ns = shifted(*ns, shiftNs);
+    const SpanRecord* span = &copy;
     switch (span->kind) {
       case SpanKind::kMarkReady: {
         Json mark = event("markReady", "i", pid, kAveragerStepTrack, span->startNs);
@@ -101,39 +109,58 @@ void addSpans(Json& events, const Timeline& timeline) {
 
 }  // namespace
 
-std::string traceEvents(const Timeline& timeline) {
+std::string traceEvents(const Timeline& timeline, std::int64_t shiftNs) {
   const int pid = timeline.rank();
   Json events = Json::array();
   events.push_back(metadata("process_name", pid, 0, {{"name", "rank " + std::to_string(pid)}}));
   events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
-  for (int track = 0; track < timeline.tracks(); ++track)
-    events.push_back(metadata("thread_name", pid, track, {{"name", "communicator " + std::to_string(track)}}));
-  std::vector<bool> onDevice(static_cast<std::size_t>(timeline.tracks()), false);
-  for (const CallRecord* call : timeline.calls())
-    if (call->deviceEndNs != 0 && call->track < timeline.tracks()) onDevice[static_cast<std::size_t>(call->track)] = true;
-  for (int track = 0; track < timeline.tracks(); ++track)
-    if (onDevice[static_cast<std::size_t>(track)])
-      events.push_back(metadata("thread_name", pid, kDeviceTrackBase + track,
-                                {{"name", "communicator " + std::to_string(track) + ": device (CUDA events)"}}));
+  const std::vector<TimelineTrack> tracks = timeline.tracks();
+  for (const TimelineTrack& track : tracks)
+    events.push_back(metadata("thread_name", pid, track.id, {{"name", track.label}}));
+  for (const TimelineTrack& track : tracks) {
+    bool onDevice = false;
+    for (const CallRecord* call : timeline.calls())
+      onDevice = onDevice || (call->track == track.id && call->deviceEndNs != 0);
+    if (onDevice)
+      events.push_back(metadata("thread_name", pid, kDeviceTrackBase + track.id,
+                                {{"name", "communicator " + std::to_string(track.id) + ": device (CUDA events)"}}));
+  }
   events.push_back(metadata("thread_name", pid, kAveragerStepTrack, {{"name", "averager: markReady, synchronize"}}));
   events.push_back(metadata("thread_name", pid, kAveragerBucketTrack, {{"name", "averager: buckets"}}));
-  addCalls(events, timeline);
-  addSpans(events, timeline);
+  addCalls(events, timeline, shiftNs);
+  addSpans(events, timeline, shiftNs);
   return events.dump();
+}
+
+std::string traceSummary(const Timeline& timeline) {
+  Json stragglers = Json::array();
+  for (const std::string& summary : timeline.summaries()) stragglers.push_back(Json::parse(summary));
+  const Json summary = {{"stragglers", std::move(stragglers)},
+                        {"dropped_calls", timeline.droppedCalls()},
+                        {"dropped_averager_events", timeline.droppedSpans()}};
+  return summary.dump();
 }
 
 // The parts are already JSON arrays (traceEvents' dump()): their elements are joined as text. Parsing
 // them back into one tree at rank 0 cost 13x the time and 3x the memory of the whole run's output
-// at 8 ranks with full rings (6.5 s, 1.7 GB), and grows with the ranks.
-std::string traceFile(const std::vector<std::string>& parts, const Timeline& timeline, int ranksInFile) {
+// at 8 ranks with full rings (6.5 s, 1.7 GB), and grows with the ranks. The summaries are small.
+std::string traceFile(const std::vector<std::string>& parts, const std::vector<std::string>& summaries, int ranks,
+                      int ranksInFile) {
   Json stragglers = Json::array();
-  for (const std::string& summary : timeline.summaries()) stragglers.push_back(Json::parse(summary));
+  std::uint64_t droppedCalls = 0, droppedSpans = 0;
+  for (const std::string& text : summaries) {
+    if (text.empty()) continue;
+    const Json summary = Json::parse(text);
+    for (const Json& straggler : summary.at("stragglers")) stragglers.push_back(straggler);
+    droppedCalls += summary.at("dropped_calls").get<std::uint64_t>();
+    droppedSpans += summary.at("dropped_averager_events").get<std::uint64_t>();
+  }
   const Json rest = {{"displayTimeUnit", "ms"},
                      {"otherData",
-                      {{"ranks", timeline.size()},
+                      {{"ranks", ranks},
                        {"ranks_in_file", ranksInFile},
-                       {"dropped_calls", timeline.droppedCalls()},
-                       {"dropped_averager_events", timeline.droppedSpans()},
+                       {"dropped_calls", droppedCalls},
+                       {"dropped_averager_events", droppedSpans},
                        {"stragglers", std::move(stragglers)}}}};
   const std::string members = rest.dump();  // "{...}": its members follow the events
   std::size_t size = members.size() + 32;

@@ -43,7 +43,7 @@ TEST_CASE("StragglerStats counts the last rank and what the others waited") {
 }
 
 TEST_CASE("the rings keep the latest records in order and count what they dropped") {
-  Timeline timeline("/unused", 0, 2, 0);
+  Timeline timeline("/unused", 0, 2);
   std::int64_t* arrivals = nullptr;
   const std::size_t total = Timeline::kCallCapacity + 5;
   for (std::size_t i = 0; i < total; ++i) timeline.claimCall(&arrivals)->sequence = i;
@@ -58,8 +58,9 @@ TEST_CASE("the rings keep the latest records in order and count what they droppe
 }
 
 TEST_CASE("one rank's trace is a complete file with its events") {
-  Timeline timeline("/unused", 0, 1, 0);
-  const int track = timeline.attach();
+  Timeline timeline("/unused", 0, 1);
+  const int track = 3;
+  timeline.addTrack(track, "communicator 3 (world ranks 0)");
   std::int64_t* arrivals = nullptr;
   CallRecord* call = timeline.claimCall(&arrivals);
   call->kind = 1;  // allreduce
@@ -72,8 +73,9 @@ TEST_CASE("one rank's trace is a complete file with its events") {
   {
     TimelineSpan bucket(&timeline, SpanKind::kBucket, 0);
   }
-  timeline.addSummary(R"({"communicator":0,"calls":0})");
-  const std::string file = traceFile({traceEvents(timeline), ""}, timeline, 1);
+  timeline.addSummary(R"({"communicator":3,"calls":0})");
+  // Shifted onto world rank 0's clock by 500 ns.
+  const std::string file = traceFile({traceEvents(timeline, 500), ""}, {traceSummary(timeline), ""}, 2, 1);
   CHECK(file.back() == '\n');
   const nlohmann::json trace = nlohmann::json::parse(file);
   const nlohmann::json& events = trace.at("traceEvents");
@@ -87,15 +89,21 @@ TEST_CASE("one rank's trace is a complete file with its events") {
   REQUIRE(allreduce.size() == 1);
   CHECK(allreduce[0].at("ph") == "X");
   CHECK(allreduce[0].at("pid") == 0);
-  CHECK(allreduce[0].at("tid") == 0);
-  CHECK(allreduce[0].at("ts").get<double>() == 1.0);
+  CHECK(allreduce[0].at("tid") == 3);
+  CHECK(allreduce[0].at("ts").get<double>() == 1.5);
   CHECK(allreduce[0].at("dur").get<double>() == 2.5);
   CHECK(allreduce[0].at("args").at("algorithm") == "direct");
   CHECK(allreduce[0].at("args").at("backend") == "host-ring");
   CHECK(named("bucket 0").size() == 1);
   CHECK(named("pack").empty());  // the bucket ran no collective
+  const auto rows = named("thread_name");
+  REQUIRE_FALSE(rows.empty());
+  CHECK(rows[0].at("tid") == 3);
+  CHECK(rows[0].at("args").at("name") == "communicator 3 (world ranks 0)");
+  CHECK(trace.at("otherData").at("ranks") == 2);
   CHECK(trace.at("otherData").at("ranks_in_file") == 1);
-  CHECK(trace.at("otherData").at("stragglers").at(0).at("communicator") == 0);
+  CHECK(trace.at("otherData").at("dropped_calls") == 0);
+  CHECK(trace.at("otherData").at("stragglers").at(0).at("communicator") == 3);
   const std::string path = "/tmp/ringsync-timeline-unit-" + std::to_string(::getpid()) + ".json";
   REQUIRE(writeFileAtomically(path, file));
   std::ifstream in(path);
@@ -109,9 +117,8 @@ TEST_CASE("one rank's trace is a complete file with its events") {
 // traceFile joins the ranks' arrays as text (no parse at rank 0): the result must still be one
 // valid array, whatever parts are empty, and keep escaped strings as they were.
 TEST_CASE("the ranks' parts are joined into one array of events") {
-  Timeline timeline("/unused", 0, 3, 0);
   auto names = [&](const std::vector<std::string>& parts) {
-    const nlohmann::json trace = nlohmann::json::parse(traceFile(parts, timeline, 3));
+    const nlohmann::json trace = nlohmann::json::parse(traceFile(parts, {}, 3, 3));
     std::vector<std::string> found;
     for (const nlohmann::json& e : trace.at("traceEvents")) found.push_back(e.at("name"));
     return found;
@@ -121,4 +128,16 @@ TEST_CASE("the ranks' parts are joined into one array of events") {
         std::vector<std::string>{"a", "b", "c", "q\"\\\n\x01"});
   CHECK(names({"", "[]"}).empty());
   CHECK(names({}).empty());
+}
+
+// Every part's summary: the straggler summaries of all of them, the dropped records added up.
+TEST_CASE("the parts' summaries are merged into otherData") {
+  const std::string a = R"({"stragglers":[{"communicator":0}],"dropped_calls":2,"dropped_averager_events":1})";
+  const std::string b = R"({"stragglers":[{"communicator":1},{"communicator":2}],"dropped_calls":3,"dropped_averager_events":0})";
+  const nlohmann::json trace = nlohmann::json::parse(traceFile({"[]", "", "[]"}, {a, "", b}, 3, 2));
+  const nlohmann::json& other = trace.at("otherData");
+  CHECK(other.at("dropped_calls") == 5);
+  CHECK(other.at("dropped_averager_events") == 1);
+  REQUIRE(other.at("stragglers").size() == 3);
+  CHECK(other.at("stragglers").at(2).at("communicator") == 2);
 }

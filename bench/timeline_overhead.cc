@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     offMedian = median(offTimes);
     onMedian = median(onTimes);
     differenceMedian = median(differences);
-  }  // the recording communicator writes its timeline here, outside the measurement
+  }  // the timeline is written at MPI_Finalize, outside the measurement
   if (rank == 0)
     std::printf("# timeline_overhead: %d blocks x %d 8-byte all-reduces\n"
                 "# off %.3f us/call  on %.3f us/call  median per-block difference %+.3f us/call\n"

@@ -1,7 +1,8 @@
-// Every MPI tag ringsync sends on a communicator it owns, in one place, one per kind of traffic, so
-// a header never matches a data message and no two layers pick the same number. The library's
-// communicators are duplicates of the caller's (MPI_Comm_dup), so none of these can meet a message
-// of the caller's own.
+// Every MPI tag ringsync sends, in one place, one per kind of traffic, so a header never matches a
+// data message and no two layers pick the same number. All but the timeline's go over the
+// library's own communicators (duplicates of the caller's, MPI_Comm_dup), so they cannot meet a
+// message of the caller's; the timeline's merge goes over MPI_COMM_WORLD at MPI_Finalize only,
+// when the program sends nothing any more (src/timeline_gather.h).
 #pragma once
 
 namespace ringsync::detail {

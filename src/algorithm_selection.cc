@@ -31,8 +31,8 @@ const char* ringReason(HierarchyBlocker blocker) {
       return "large message across nodes: the bandwidth-optimal ring (no hierarchical: nodes hold different "
              "numbers of ranks)";
     case HierarchyBlocker::kSmallNodeRounds:
-      return "large message across nodes: the bandwidth-optimal ring (no hierarchical: too many ranks per node "
-             "for a shared-memory round)";
+      return "large message across nodes: the bandwidth-optimal ring (no hierarchical: node rounds too small, "
+             "too many ranks per node or a /dev/shm that cannot hold them)";
   }
   return "large message: the bandwidth-optimal ring";
 }
@@ -46,7 +46,8 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
     case HierarchyBlocker::kUnevenNodes:
       return "RINGSYNC_ALGO=hierarchical, but nodes hold different numbers of ranks: automatic choice";
     case HierarchyBlocker::kSmallNodeRounds:
-      return "RINGSYNC_ALGO=hierarchical, but too many ranks per node for a shared-memory round: automatic choice";
+      return "RINGSYNC_ALGO=hierarchical, but the node rounds are too small (too many ranks per node or a short "
+             "/dev/shm): automatic choice";
   }
   return "RINGSYNC_ALGO=hierarchical";
 }

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/mpi_check.h"
-#include "collectives/shared_slots.h"
 #include "ringsync/types.h"
 #include "timeline_gather.h"
 #include "timeline_output.h"
@@ -41,19 +40,11 @@ std::string trackLabel(int track, const std::vector<int>& worldRanks) {
   return label + ")";
 }
 
-void reportSharedMemoryShortage(int rank, const Options& options) {
-  const Logger logger(options.logLevel, rank);
-  if (!logger.enabled(LogLevel::kInfo)) return;
-  const std::string notice = SharedSlots::takeShortageNotice();
-  if (!notice.empty()) logger.info(notice);
-}
-
 }  // namespace
 
 void CallTracer::start(MPI_Comm comm, int rank, int size, bool allOnOneNode, const Options& options) {
   rank_ = rank;
   size_ = size;
-  reportSharedMemoryShortage(rank, options);
   int worldRank = 0;
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &worldRank));
   const std::int32_t flags =

@@ -4,10 +4,10 @@
 #include <limits>
 
 #include "collectives/mpi_check.h"
+#include "collectives/mpi_tags.h"
 
 namespace ringsync::detail {
 namespace {
-constexpr int kTagClock = 17;   // a tag no collective uses
 constexpr int kPingPongs = 8;
 }  // namespace
 

@@ -51,6 +51,9 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
     logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
   if (size_ > 1) ringScratch_.reserve(detail::ringScratchBytes(ring_, wholeChunks_));
   rounds_ = std::make_unique<detail::RoundTransport>(comm_, rank_, size_, detail::roundCapacity(size_, options_));
+  // A /dev/shm too small for full-sized rounds, said once per process (shared_slots.h).
+  if (logger_.enabled(LogLevel::kInfo))
+    if (const std::string notice = detail::SharedSlots::takeShortageNotice(); !notice.empty()) logger_.info(notice);
   device_ = detail::makeDevicePath({comm_, rank_, size_, localRank_, &options_, &logger_});
   tracer_.start(comm_, rank_, size_, localSize_ == size_, options_);
   if (tracer_.measuring()) check_.observeArrivals(&tracer_);

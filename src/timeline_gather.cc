@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "collectives/mpi_tags.h"
 #include "logging.h"
 #include "timeline.h"
 #include "timeline_output.h"
@@ -19,9 +20,6 @@
 namespace ringsync::detail {
 namespace {
 
-// Tags on MPI_COMM_WORLD, used at MPI_Finalize only (when the program sends nothing any more).
-constexpr int kTagTimelineSize = 18;
-constexpr int kTagTimelineData = 19;
 
 using Clock = std::chrono::steady_clock;
 

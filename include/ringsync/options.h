@@ -97,7 +97,7 @@ struct Options {
   std::size_t firstBucketBytes = 256 * 1024;
   // RINGSYNC_TIMELINE=PATH: record every collective and GradientAverager bucket of the process and
   // write them, merged over the ranks, to PATH as a Chrome trace (Perfetto, chrome://tracing)
-  // when the last communicator ends; also prints the straggler report. Empty: off (no cost).
+  // at MPI_Finalize; also prints the straggler report. Empty: off (no cost).
   // May differ between ranks (rank 0's PATH names the merged file).
   std::string timelinePath;
 

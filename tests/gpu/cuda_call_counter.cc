@@ -171,5 +171,13 @@ RINGSYNC_INTERPOSE(ncclResult_t, ncclBroadcast,
                    (const void* send, void* recv, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
                     cudaStream_t stream),
                    (send, recv, count, type, root, comm, stream))
+RINGSYNC_INTERPOSE(ncclResult_t, ncclReduceScatter,
+                   (const void* send, void* recv, size_t recvcount, ncclDataType_t type, ncclRedOp_t op,
+                    ncclComm_t comm, cudaStream_t stream),
+                   (send, recv, recvcount, type, op, comm, stream))
+RINGSYNC_INTERPOSE(ncclResult_t, ncclAllGather,
+                   (const void* send, void* recv, size_t sendcount, ncclDataType_t type, ncclComm_t comm,
+                    cudaStream_t stream),
+                   (send, recv, sendcount, type, comm, stream))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclGroupStart, (), ())
 RINGSYNC_INTERPOSE(ncclResult_t, ncclGroupEnd, (), ())

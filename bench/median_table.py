@@ -3,8 +3,9 @@
 
     python3 bench/median_table.py run1.json run2.json ... [--bound BOUND.txt] [--json-out median.json]
 
-Prints a Markdown table per size (ringsync and baseline time and busbw, the median of the per-launch
-ratios, the ratios themselves, and % of a memory-traffic bound if given as lines "bytes busbw").
+Prints a Markdown table per size (ringsync and baseline time as median [min-max] over the launches,
+busbw, the median [min-max] of the per-launch ratios, the ratios themselves, and % of a
+memory-traffic bound if given as lines "bytes busbw").
 --json-out writes the medians in allreduce_perf's JSON shape, so bench/plot.py can draw them.
 The ratio is taken within each launch (both sides measured in the same run), then the median.
 """
@@ -21,13 +22,22 @@ def size_text(nbytes):
     return f"{nbytes} B"
 
 
-def median_of(rows, *path):
+def values_of(rows, *path):
     values = []
     for row in rows:
         for key in path:
             row = row[key]
         values.append(row)
-    return statistics.median(values)
+    return values
+
+
+def median_of(rows, *path):
+    return statistics.median(values_of(rows, *path))
+
+
+def spread(values, digits=2):
+    """median [min-max]: the launch-to-launch spread next to the median."""
+    return f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f}-{max(values):.{digits}f}]"
 
 
 def main():
@@ -50,10 +60,11 @@ def main():
     print(f"{len(runs)} launches, {first['ranks']} ranks, backend {first['backend']}, "
           f"baseline {first.get('baseline', 'none')}, environment: {first.get('environment', '')}")
     print()
-    header = "| size | ringsync time (us) | ringsync busbw (GB/s) |"
+    header = "| size | ringsync time (us), median [min-max] | ringsync busbw (GB/s) |"
     rule = "|---:|---:|---:|"
     if has_baseline:
-        header += f" {first['baseline']} time (us) | {first['baseline']} busbw (GB/s) | ratio (median) | ratios |"
+        header += (f" {first['baseline']} time (us), median [min-max] | {first['baseline']} busbw (GB/s) |"
+                   " ratio, median [min-max] | ratios |")
         rule += "---:|---:|---:|:---|"
     if bound:
         header += " % of bound |"
@@ -66,7 +77,7 @@ def main():
         rows = [run["rows"][i] for run in runs]
         time_us = median_of(rows, "out_of_place", "time_us")
         busbw = median_of(rows, "out_of_place", "busbw")
-        line = f"| {size_text(row['bytes'])} | {time_us:.2f} | {busbw:.2f} |"
+        line = f"| {size_text(row['bytes'])} | {spread(values_of(rows, 'out_of_place', 'time_us'))} | {busbw:.2f} |"
         target = median_run["rows"][i]
         target["out_of_place"]["time_us"], target["out_of_place"]["busbw"] = time_us, busbw
         target["in_place"]["time_us"] = median_of(rows, "in_place", "time_us")
@@ -77,7 +88,7 @@ def main():
             ratios = [r["ratio"] for r in rows]
             target["baseline"]["time_us"], target["baseline"]["busbw"] = base_time, base_busbw
             target["ratio"] = statistics.median(ratios)
-            line += (f" {base_time:.2f} | {base_busbw:.2f} | {statistics.median(ratios):.2f} | "
+            line += (f" {spread(values_of(rows, 'baseline', 'time_us'))} | {base_busbw:.2f} | {spread(ratios)} | "
                      f"{' '.join(f'{r:.2f}' for r in ratios)} |")
         if bound:
             line += f" {100 * busbw / bound[row['bytes']]:.0f} % |" if row["bytes"] in bound else " |"

@@ -4,8 +4,10 @@
 // reduce-scatter (MPI_Reduce_scatter_block semantics: equal blocks) and one all-gather; rank r
 // owns block r, and of each tensor the part of it that falls into block r.
 //
-//   bucket: | tensor 3 | tensor 4 |t5| pad |      C = 10, N = 4: P = 12, blocks of 3
-//   block:  |  r0   |  r1  |  r2   |  r3   |      tensor 5 (2 elements) belongs to rank 3 alone
+//   fused element:  0  1  2  3  4  5  6  7  8  9  -  -     C = 10, N = 4: P = 12, blocks of 3
+//   tensor:         0  0  0  0  0  1  1  1  1  2  (padding)
+//   owner:          r0 r0 r0 r1 r1 r1 r2 r2 r2 r3 r3 r3
+//   so rank 1 owns tensor 0's elements [3, 5) and tensor 1's [0, 1); tensor 2 is rank 3's alone.
 //
 // Pure planning from the bucket plan, the parameters and N: no MPI. Every rank computes the same
 // partition from the same lists (and the averager compares hash() between the ranks).

@@ -94,6 +94,9 @@ class ShardedGradientAverager {
   // parameter of its bucket and of the buckets gathered before it must have been marked updated
   // (InvalidArgument naming one that was not); outside the gather it returns at once.
   void waitForParameter(std::size_t index);
+  // Device parameters: `stream` waits for the gather (the host only until it is enqueued); host
+  // parameters: as waitForParameter(index).
+  void waitForParameter(std::size_t index, CUstream_st* stream);
   // markUpdated on every parameter not yet marked, then waits for every gather: afterwards every
   // parameter is complete. Outside the gather (before the first step, during backward) a no-op.
   void gatherParameters();

@@ -44,7 +44,7 @@ void GradientAverager::Impl::markUpdated(std::size_t index, CUstream_st* stream)
   if (complete) workReady_.notify_one();
 }
 
-void GradientAverager::Impl::waitForParameter(std::size_t index) {
+void GradientAverager::Impl::waitForParameter(std::size_t index, CUstream_st* stream, bool onStream) {
   ensureUsable();
   checkIndex(index, "waitForParameter");
   if (!gathering_) return;  // the parameters are complete outside the gather
@@ -67,6 +67,7 @@ void GradientAverager::Impl::waitForParameter(std::size_t index) {
   std::exception_ptr error = advanceTo(gatherTask(bucket) + 1);
   if (!error && parameters_[index].onDevice) {
     try {
+      if (onStream) return deviceRunner_->streamWaitsGathered(bucket, stream);
       deviceRunner_->waitGathered(bucket, comm_.options().timeoutSeconds);
     } catch (const TimeoutError& timeout) {
       abortCommunicator(timeout.what());

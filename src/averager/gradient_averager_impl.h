@@ -50,7 +50,8 @@ struct GradientAverager::Impl {
   void averageAll();
   // Sharded only (gradient_averager_gather.cc).
   void markUpdated(std::size_t index, CUstream_st* stream);
-  void waitForParameter(std::size_t index);
+  // `onStream`: device parameters make `stream` wait for the gather instead of blocking the host.
+  void waitForParameter(std::size_t index, CUstream_st* stream, bool onStream);
   void gatherParameters();
   ShardRange shardOf(int rank, std::size_t index, const char* caller) const;
   ShardRange shardOfPointer(const void* data) const;

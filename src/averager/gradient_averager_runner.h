@@ -50,6 +50,8 @@ class BucketRunner {
   // Waits until bucket `bucket`'s gather, already started, has landed in the parameters (device
   // runner; host gathers are complete when gather() returns).
   virtual void waitGathered(std::size_t /*bucket*/, double /*timeoutSeconds*/) {}
+  // Makes `stream` wait for bucket `bucket`'s gather, already started (device runner).
+  virtual void streamWaitsGathered(std::size_t /*bucket*/, CUstream_st* /*stream*/) {}
 };
 
 // The replicated or the sharded host runner, by context.shards.

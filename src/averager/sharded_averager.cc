@@ -29,7 +29,10 @@ std::size_t ShardedGradientAverager::shardElements() const { return impl_->shard
 
 void ShardedGradientAverager::markUpdated(std::size_t index) { impl_->markUpdated(index, nullptr); }
 void ShardedGradientAverager::markUpdated(std::size_t index, CUstream_st* stream) { impl_->markUpdated(index, stream); }
-void ShardedGradientAverager::waitForParameter(std::size_t index) { impl_->waitForParameter(index); }
+void ShardedGradientAverager::waitForParameter(std::size_t index) { impl_->waitForParameter(index, nullptr, false); }
+void ShardedGradientAverager::waitForParameter(std::size_t index, CUstream_st* stream) {
+  impl_->waitForParameter(index, stream, true);
+}
 void ShardedGradientAverager::gatherParameters() { impl_->gatherParameters(); }
 
 std::size_t ShardedGradientAverager::gradientCount() const { return impl_->gradients_.size(); }

@@ -9,7 +9,8 @@
 //   gather (all-gather)   waits on the parameters' events (markUpdated); in place likewise; else a
 //                         pack launch of the owned ranges into this rank's block, the all-gather, an
 //                         unpack launch of every parameter; then records the bucket's event
-// waitGathered() polls that event under the deadline (waitForParameter); finishStep() the stream.
+// waitGathered() polls that event under the deadline (waitForParameter), or the caller's stream
+// waits on it (waitForParameter with a stream); finishStep() polls the stream.
 // The development machines have no GPU: this file is compiled and linked there, never run.
 #include <algorithm>
 #include <memory>
@@ -101,6 +102,11 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
       }
     }
     gathered_[index]->record(stream);
+  }
+
+  void streamWaitsGathered(std::size_t bucket, CUstream_st* stream) override {
+    cuda::DeviceGuard onDevice(device_);
+    RINGSYNC_CHECK_CUDA(cudaStreamWaitEvent(stream, gathered_[bucket]->get(), 0));
   }
 
   void waitGathered(std::size_t bucket, double timeoutSeconds) override {

@@ -19,7 +19,10 @@
 // elements and cut into N blocks of P / N; rank r owns block r, that is of tensor i, which starts
 // at element o of its bucket, the elements [r*P/N - o, (r+1)*P/N - o) clipped to [0, count).
 // A tensor smaller than N, or one that ends at a block boundary, is owned by fewer ranks; a rank
-// may own nothing of a tensor (an empty range) or of a whole bucket. Device buckets start every
+// may own nothing of a tensor (an empty range) or of a whole bucket. For example, tensors of 5, 4
+// and 1 elements in one bucket at N = 4: C = 10, P = 12, blocks of 3; rank 0 owns tensor 0's
+// [0, 3), rank 1 its [3, 5) and tensor 1's [0, 1), rank 2 tensor 1's [1, 4), rank 3 tensor 2's
+// [0, 1) (and two padding elements). shard(i) and shardOf(r, i) answer it. Device buckets start every
 // member at a 16-byte boundary (the padding belongs to no tensor). A bucket whose tensors lie back
 // to back in memory and whose C is a multiple of N is reduce-scattered (and its parameters
 // gathered) in place; any other is packed into the averager's own buffer and back.
@@ -35,6 +38,10 @@
 //  - The next step's first markReady (or gatherParameters) ends the gather: every parameter must
 //    have been marked updated by then; it waits for the gathers still in flight.
 //  - compressFp16 applies to the reduce-scatter; parameters are always gathered in their own type.
+//  - Device buckets: the reduce-scatters are an NCCL epoch of the averager's own communicator from
+//    the step's first markReady to synchronize(), the gathers another from the first markUpdated to
+//    the gather's end; other device collectives of the process wait outside them (as with a
+//    GradientAverager).
 #pragma once
 
 #include <cstddef>
@@ -47,7 +54,7 @@
 
 namespace ringsync {
 
-// Elements [begin, end) of one tensor; empty when begin == end.
+// Elements [begin, end) of one tensor, in its own index space; empty when begin == end.
 struct ShardRange {
   std::size_t begin = 0;
   std::size_t end = 0;

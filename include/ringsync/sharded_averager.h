@@ -15,17 +15,21 @@
 // The partition (decided at construction, the same on every rank, and compared between the ranks
 // then, so a rank that disagrees fails before any byte moves): bucket b's fused array of C
 // elements (its gradients in ascending index, back to back; GradientAverager::bucketAssignment()
-// and lastStepBuckets() describe the buckets) is padded with zeros to P = ceil(C / N) * N
-// elements and cut into N blocks of P / N; rank r owns block r, that is of tensor i, which starts
-// at element o of its bucket, the elements [r*P/N - o, (r+1)*P/N - o) clipped to [0, count).
-// A tensor smaller than N, or one that ends at a block boundary, is owned by fewer ranks; a rank
-// may own nothing of a tensor (an empty range) or of a whole bucket. For example, tensors of 5, 4
-// and 1 elements in one bucket at N = 4: C = 10, P = 12, blocks of 3; rank 0 owns tensor 0's
-// [0, 3), rank 1 its [3, 5) and tensor 1's [0, 1), rank 2 tensor 1's [1, 4), rank 3 tensor 2's
-// [0, 1) (and two padding elements). shard(i) and shardOf(r, i) answer it. Device buckets start every
-// member at a 16-byte boundary (the padding belongs to no tensor). A bucket whose tensors lie back
-// to back in memory and whose C is a multiple of N is reduce-scattered (and its parameters
-// gathered) in place; any other is packed into the averager's own buffer and back.
+// and lastStepBuckets() describe the buckets) is cut into N chunks as the all-reduce cuts it:
+// chunk r holds floor(C / N) elements, one more for the first C mod N ranks, in rank order; rank r
+// owns chunk r, that is of tensor i, which starts at element o of its bucket, the elements
+// [begin(r) - o, end(r) - o) clipped to [0, count). A tensor smaller than N, or one that ends at a
+// chunk boundary, is owned by fewer ranks; a rank may own nothing of a tensor (an empty range) or
+// of a whole bucket. For example, tensors of 5, 4 and 1 elements in one bucket at N = 4: chunks of
+// 3, 3, 2, 2; rank 0 owns tensor 0's [0, 3), rank 1 its [3, 5) and tensor 1's [0, 1), rank 2
+// tensor 1's [1, 3), rank 3 tensor 1's [3, 4) and tensor 2's [0, 1). shard(i) and shardOf(r, i)
+// answer it. (Owning the all-reduce's chunks, each element is summed over the ranks in the order a
+// GradientAverager's all-reduce sums it when the core takes the same algorithm family, so sharded
+// and replicated training then agree bit for bit.) Device buckets start every member at a 16-byte
+// boundary (the padding belongs to no tensor). The reduce-scatter and the all-gather take N equal
+// blocks of ceil(C / N): a bucket whose tensors lie back to back in memory and whose C is a
+// multiple of N runs in place; any other is packed into the averager's own buffer (each shorter
+// chunk padded with a zero) and back.
 //
 // Contract, besides GradientAverager's (same options, fusion, overlap, threads, checks):
 //  - parameters[i] has gradients[i]'s count, type and memory kind; no two of all the buffers

@@ -18,12 +18,20 @@ ShardPlan::ShardPlan(const std::vector<Bucket>& buckets, const std::vector<Gradi
 }
 
 ShardRange ShardPlan::owned(const BucketMember& member, std::size_t bucket, int rank) const {
-  // Block `rank` is [first, last) of the fused array; the member covers [offset, offset + count).
-  const std::size_t first = blocks_[bucket] * static_cast<std::size_t>(rank);
-  const std::size_t last = first + blocks_[bucket];
+  // Chunk `rank` is [first, last) of the fused array; the member covers [offset, offset + count).
+  const ElementRange piece = chunk(bucket, rank);
+  const std::size_t first = piece.begin, last = piece.begin + piece.count;
   const std::size_t begin = std::min(first > member.offset ? first - member.offset : 0, member.count);
   const std::size_t end = std::min(last > member.offset ? last - member.offset : 0, member.count);
   return {begin, std::max(begin, end)};
+}
+
+int ShardPlan::chunkOf(std::size_t bucket, std::size_t fused) const {
+  // The first `extra` chunks hold base + 1 elements, the others base (ChunkLayout's cut).
+  const std::size_t n = static_cast<std::size_t>(ranks_);
+  const std::size_t base = buckets_[bucket].count / n, extra = buckets_[bucket].count % n;
+  const std::size_t longPart = extra * (base + 1);
+  return static_cast<int>(fused < longPart ? fused / (base + 1) : extra + (fused - longPart) / base);
 }
 
 ShardRange ShardPlan::owned(std::size_t tensor, int rank) const {

@@ -73,10 +73,13 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
                          bucket.type, context_.op, stream);
       return;
     }
-    // The buffer serves every bucket: the padding may hold a larger one's values.
-    const std::size_t padding = shards_.paddedCount(index) - bucket.count;
-    if (padding > 0)
-      RINGSYNC_CHECK_CUDA(cudaMemsetAsync(at(fused_.data(), bucket.count, elementBytes), 0, padding * elementBytes, stream));
+    // The buffer serves every bucket: the padding after each shorter chunk may hold another's values.
+    for (int r = 0; r < shards_.ranks(); ++r) {
+      const std::size_t length = shards_.chunk(index, r).count;
+      if (length < block)
+        RINGSYNC_CHECK_CUDA(cudaMemsetAsync(at(fused_.data(), static_cast<std::size_t>(r) * block + length, elementBytes),
+                                            0, (block - length) * elementBytes, stream));
+    }
     plans_[index].gradients->pack(fused_.data(), 1.0, stream);
     comm.reduceScatter(fused_.data(), at(fused_.data(), context_.rank * block, elementBytes), block, bucket.type,
                        context_.op, stream);
@@ -116,15 +119,17 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
   }
 
  private:
-  // Entries for every member of `bucket` in `buffers` (owned: only this rank's range of each).
+  // Entries for every member of `bucket` in `buffers` (owned: only this rank's range of each), one
+  // per run of the padded layout.
   std::unique_ptr<cuda::PackPlan> planFor(std::size_t bucket, const std::vector<GradientSpec>& buffers, bool owned) const {
     const Bucket& b = (*context_.buckets)[bucket];
     const std::size_t elementBytes = dataTypeSize(b.type);
     std::vector<cuda::PackEntry> entries;
     for (const BucketMember& m : b.members) {
       const ShardRange range = owned ? shards_.owned(m, bucket, context_.rank) : ShardRange{0, m.count};
-      if (!range.empty())
-        entries.push_back({at(buffers[m.gradient].data, range.begin, elementBytes), m.offset + range.begin, range.count()});
+      shards_.forEachRun(m, bucket, range, [&](std::size_t i, std::size_t padded, std::size_t length) {
+        entries.push_back({at(buffers[m.gradient].data, i, elementBytes), padded, length});
+      });
     }
     if (entries.empty()) return nullptr;  // this rank owns nothing of the bucket
     return std::make_unique<cuda::PackPlan>(entries.data(), entries.size(), b.type);

@@ -1,9 +1,10 @@
 // The sharded host runner: each bucket is one reduce-scatter of its gradients and, after the
-// update, one all-gather of its parameters, both with equal blocks (shard_plan.h).
+// update, one all-gather of its parameters, both over N equal blocks (shard_plan.h: block r holds
+// chunk r, the all-reduce's, padded with a zero where that chunk is the shorter size).
 //
 //   reduce-scatter  in place over the gradients when they lie back to back and the bucket needs no
 //                   padding; otherwise packed into the runner's buffer (padding zeroed), reduced
-//                   there in place, and only this rank's block copied back (the owned ranges)
+//                   there in place, and only this rank's chunk copied back (the owned ranges)
 //   all-gather      in place over the parameters likewise; otherwise this rank's owned ranges are
 //                   copied into its block of the buffer, gathered, and every other element copied
 //                   back into the parameters
@@ -38,9 +39,8 @@ class ShardedHostRunner final : public BucketRunner {
     const std::vector<Bucket>& buckets = *context_.buckets;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       if (buckets[b].onDevice) continue;
-      const std::size_t padded = shards_.paddedCount(b);
       if (compressed(buckets[b]) || !shards_.reduceScatterInPlace(b) || !shards_.gatherInPlace(b))
-        fusedBytes = std::max(fusedBytes, padded * dataTypeSize(buckets[b].type));
+        fusedBytes = std::max(fusedBytes, shards_.paddedCount(b) * dataTypeSize(buckets[b].type));
     }
     // Allocated and touched once: a per-step temporary would pay first-touch faults every step.
     if (fusedBytes > 0) fused_.reserve(fusedBytes);
@@ -50,9 +50,8 @@ class ShardedHostRunner final : public BucketRunner {
     const Bucket& bucket = (*context_.buckets)[index];
     timing.collective = "reduce-scatter";
     if (bucket.count == 0) return;  // only empty tensors: nothing to send (every rank agrees)
-    const std::size_t block = shards_.block(index);
     if (compressed(bucket)) return reduceScatterFp16(index, comm, timing);
-    const std::size_t elementBytes = dataTypeSize(bucket.type);
+    const std::size_t block = shards_.block(index), elementBytes = dataTypeSize(bucket.type);
     if (shards_.reduceScatterInPlace(index)) {
       timing.path = "in place";
       const auto start = Clock::now();
@@ -64,19 +63,14 @@ class ShardedHostRunner final : public BucketRunner {
     timing.path = "packed";
     auto start = Clock::now();
     for (const BucketMember& m : bucket.members)
-      if (m.count > 0) std::memcpy(fusedAt(m.offset, elementBytes), (*context_.gradients)[m.gradient].data, m.count * elementBytes);
+      copyRuns(m, index, {0, m.count}, gradient(m), true);
     zeroPadding(index, elementBytes);
     timing.packSeconds = secondsSince(start);
     start = Clock::now();
     comm.reduceScatter(fused_.data(), fusedAt(context_.rank * block, elementBytes), block, bucket.type, context_.op);
     timing.exchangeSeconds = secondsSince(start);
     start = Clock::now();
-    for (const BucketMember& m : bucket.members) {
-      const ShardRange own = shards_.owned(m, index, context_.rank);
-      if (!own.empty())
-        std::memcpy(at((*context_.gradients)[m.gradient].data, own.begin, elementBytes),
-                    fusedAt(m.offset + own.begin, elementBytes), own.count() * elementBytes);
-    }
+    for (const BucketMember& m : bucket.members) copyRuns(m, index, shards_.owned(m, index, context_.rank), gradient(m), false);
     timing.unpackSeconds = secondsSince(start);
   }
 
@@ -84,9 +78,7 @@ class ShardedHostRunner final : public BucketRunner {
     const Bucket& bucket = (*context_.buckets)[index];
     timing.collective = "all-gather";
     if (bucket.count == 0) return;
-    const std::size_t block = shards_.block(index);
-    const std::size_t elementBytes = dataTypeSize(bucket.type);
-    const std::vector<GradientSpec>& parameters = *context_.parameters;
+    const std::size_t block = shards_.block(index), elementBytes = dataTypeSize(bucket.type);
     if (shards_.gatherInPlace(index)) {
       timing.path = "in place";
       void* span = shards_.parameterSpan(index);
@@ -97,39 +89,45 @@ class ShardedHostRunner final : public BucketRunner {
     }
     timing.path = "packed";
     auto start = Clock::now();
-    for (const BucketMember& m : bucket.members) {
-      const ShardRange own = shards_.owned(m, index, context_.rank);
-      if (!own.empty())
-        std::memcpy(fusedAt(m.offset + own.begin, elementBytes), at(parameters[m.gradient].data, own.begin, elementBytes),
-                    own.count() * elementBytes);
-    }
+    for (const BucketMember& m : bucket.members) copyRuns(m, index, shards_.owned(m, index, context_.rank), parameter(m), true);
     timing.packSeconds = secondsSince(start);
     start = Clock::now();
     comm.allgather(fusedAt(context_.rank * block, elementBytes), fused_.data(), block, bucket.type);
     timing.exchangeSeconds = secondsSince(start);
     start = Clock::now();
     for (const BucketMember& m : bucket.members) {  // the elements other ranks own: before and after this rank's
-      if (m.count == 0) continue;
       const ShardRange own = shards_.owned(m, index, context_.rank);
-      void* parameter = parameters[m.gradient].data;
-      if (own.begin > 0) std::memcpy(parameter, fusedAt(m.offset, elementBytes), own.begin * elementBytes);
-      if (own.end < m.count)
-        std::memcpy(at(parameter, own.end, elementBytes), fusedAt(m.offset + own.end, elementBytes),
-                    (m.count - own.end) * elementBytes);
+      copyRuns(m, index, {0, own.begin}, parameter(m), false);
+      copyRuns(m, index, {own.end, m.count}, parameter(m), false);
     }
     timing.unpackSeconds = secondsSince(start);
   }
 
  private:
   bool compressed(const Bucket& bucket) const { return context_.compressFp16 && bucket.type == DataType::kFloat32; }
-
+  void* gradient(const BucketMember& m) const { return (*context_.gradients)[m.gradient].data; }
+  void* parameter(const BucketMember& m) const { return (*context_.parameters)[m.gradient].data; }
   std::byte* fusedAt(std::size_t element, std::size_t elementBytes) { return at(fused_.data(), element, elementBytes); }
 
-  // The padding at the bucket's end: zero, so that it sums to zero (the buffer is shared by all
-  // buckets, so a larger one may have left values there).
+  // Copies elements `range` of member `m` (stored at `tensor`) into the padded buffer (`in`) or out
+  // of it, run by run.
+  void copyRuns(const BucketMember& m, std::size_t bucket, ShardRange range, void* tensor, bool in) {
+    const std::size_t elementBytes = dataTypeSize((*context_.buckets)[bucket].type);
+    shards_.forEachRun(m, bucket, range, [&](std::size_t tensorIndex, std::size_t padded, std::size_t length) {
+      std::byte* mine = at(tensor, tensorIndex, elementBytes);
+      std::byte* buffer = fusedAt(padded, elementBytes);
+      std::memcpy(in ? buffer : mine, in ? mine : buffer, length * elementBytes);
+    });
+  }
+
+  // The padding after each shorter chunk: zero, so that it sums to zero (the buffer is shared by
+  // all buckets, so another one may have left values there).
   void zeroPadding(std::size_t index, std::size_t elementBytes) {
-    const std::size_t count = (*context_.buckets)[index].count;
-    std::memset(fusedAt(count, elementBytes), 0, (shards_.paddedCount(index) - count) * elementBytes);
+    const std::size_t block = shards_.block(index);
+    for (int r = 0; r < shards_.ranks(); ++r) {
+      const std::size_t length = shards_.chunk(index, r).count;
+      std::memset(fusedAt(static_cast<std::size_t>(r) * block + length, elementBytes), 0, (block - length) * elementBytes);
+    }
   }
 
   void reduceScatterFp16(std::size_t index, Communicator& comm, BucketTiming& timing) {
@@ -139,18 +137,20 @@ class ShardedHostRunner final : public BucketRunner {
     timing.path = "fp16";
     auto start = Clock::now();
     for (const BucketMember& m : bucket.members)
-      convertFloat32ToFloat16(static_cast<const float*>((*context_.gradients)[m.gradient].data), wire + m.offset, m.count);
+      shards_.forEachRun(m, index, {0, m.count}, [&](std::size_t i, std::size_t padded, std::size_t length) {
+        convertFloat32ToFloat16(static_cast<const float*>(gradient(m)) + i, wire + padded, length);
+      });
     zeroPadding(index, sizeof(std::uint16_t));
     timing.packSeconds = secondsSince(start);
     start = Clock::now();
     comm.reduceScatter(wire, wire + context_.rank * block, block, DataType::kFloat16, context_.op);
     timing.exchangeSeconds = secondsSince(start);
     start = Clock::now();
-    for (const BucketMember& m : bucket.members) {
-      const ShardRange own = shards_.owned(m, index, context_.rank);
-      convertFloat16ToFloat32(wire + m.offset + own.begin,
-                              static_cast<float*>((*context_.gradients)[m.gradient].data) + own.begin, own.count());
-    }
+    for (const BucketMember& m : bucket.members)
+      shards_.forEachRun(m, index, shards_.owned(m, index, context_.rank),
+                         [&](std::size_t i, std::size_t padded, std::size_t length) {
+                           convertFloat16ToFloat32(wire + padded, static_cast<float*>(gradient(m)) + i, length);
+                         });
     timing.unpackSeconds = secondsSince(start);
   }
 

@@ -19,7 +19,7 @@ struct StepStats {
   double correct = 0;
   double samples = 0;
   double stepSeconds = 0;  // whole steps: batch gather, forward, backward, synchronize, update
-  double waitSeconds = 0;  // blocked in the gradient synchronisation
+  double waitSeconds = 0;  // blocked in the gradient synchronisation (--shard: and the parameter gathers)
   double steps = 0;        // steps counted (each rank counts each step once)
 
   void add(const StepStats& other);

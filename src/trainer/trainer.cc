@@ -141,15 +141,21 @@ void Trainer::trainStep(const std::vector<std::uint32_t>& order, std::size_t bat
   // The averager's stream waits on the GPU engine's; the CPU engine has none (host gradients).
   CUstream_st* const stream = engine_->stream();
   const auto ready = [this, stream](std::size_t tensor) { sync_->markReady(tensor, stream); };
-  // Sharded: forward waits for each layer's gather, started by the last step's update.
-  const auto needed = [this, stream](std::size_t tensor) { sync_->waitForParameter(tensor, stream); };
+  // Sharded: forward waits for each layer's gather, started by the last step's update (time the
+  // step spends waiting for communication, like synchronize()).
+  double gatherWait = 0;
+  const auto needed = [this, stream, &gatherWait](std::size_t tensor) {
+    const auto waitStart = Clock::now();
+    sync_->waitForParameter(tensor, stream);
+    gatherWait += secondsSince(waitStart);
+  };
   // Each rank's gradient is scaled by 1/rows (the global batch), so summing over the ranks gives
   // the mean over the whole batch whatever each rank's share.
   const BatchStats stats = engine_->trainBatch(x_.data(), y_.data(), share.count, 1.0f / static_cast<float>(rows),
                                                ready, sync_->sharded() ? needed : std::function<void(std::size_t)>());
   const auto waitStart = Clock::now();
   sync_->synchronize();
-  const double wait = secondsSince(waitStart);
+  const double wait = secondsSince(waitStart) + gatherWait;
   engine_->applySgd(config_.sgd, learningRateAt(config_.sgd, position_.step, totalSteps_),
                     [this, stream](std::size_t tensor) { sync_->markUpdated(tensor, stream); });
   const double seconds = secondsSince(start);

@@ -1,7 +1,8 @@
 // The sharded averager's partition on one rank (pure planning): the documented example, every
 // element of every tensor owned by exactly one rank for 1-9 ranks (tensors smaller than the rank
-// count, counts not divisible by it, empty tensors, device alignment padding), blocks that are
-// ceil(C / N), when a bucket can be reduce-scattered and gathered in place, and the hash.
+// count, counts not divisible by it, empty tensors, device alignment padding), each rank's part of
+// a bucket exactly the all-reduce's chunk (ChunkLayout), its runs in the padded array inside its
+// block of ceil(C / N), when a bucket can be reduce-scattered and gathered in place, and the hash.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -33,12 +34,14 @@ struct Arena {
   std::vector<GradientSpec> specs;
 };
 
-// "" when every element of every tensor has exactly one owner and each rank's elements of a
-// bucket are exactly its block; else what is wrong.
+// "" when every element of every tensor has exactly one owner, each rank's elements of a bucket are
+// exactly the all-reduce's chunk, and their runs land in the rank's block of the padded array at
+// the chunk's order; else what is wrong.
 std::string checkPartition(const std::vector<Bucket>& buckets, const ShardPlan& plan) {
   const int n = plan.ranks();
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const Bucket& bucket = buckets[b];
+    const ChunkLayout cut(bucket.count, n);  // the all-reduce's
     if (plan.block(b) != (bucket.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n))
       return "bucket " + std::to_string(b) + ": block " + std::to_string(plan.block(b));
     for (const BucketMember& m : bucket.members) {
@@ -48,11 +51,19 @@ std::string checkPartition(const std::vector<Bucket>& buckets, const ShardPlan& 
         if (own.begin > own.end || own.end > m.count) return "tensor " + std::to_string(m.gradient) + ": bad range";
         for (std::size_t i = own.begin; i < own.end; ++i) {
           ++owners[i];
-          const std::size_t fused = m.offset + i;  // must fall in rank r's block
-          if (fused / plan.block(b) != static_cast<std::size_t>(r))
-            return "tensor " + std::to_string(m.gradient) + " element " + std::to_string(i) + " is not in block " +
+          const std::size_t fused = m.offset + i;
+          if (fused < cut.begin(r) || fused >= cut.begin(r) + cut.length(r))
+            return "tensor " + std::to_string(m.gradient) + " element " + std::to_string(i) + " is not in chunk " +
                    std::to_string(r);
         }
+        std::string wrong;
+        plan.forEachRun(m, b, own, [&](std::size_t i, std::size_t padded, std::size_t length) {
+          const std::size_t want = static_cast<std::size_t>(r) * plan.block(b) + (m.offset + i - cut.begin(r));
+          if (padded != want || padded + length > (static_cast<std::size_t>(r) + 1) * plan.block(b))
+            wrong = "tensor " + std::to_string(m.gradient) + " run at " + std::to_string(i) + " lands at " +
+                    std::to_string(padded) + ", not " + std::to_string(want);
+        });
+        if (!wrong.empty()) return wrong;
       }
       for (std::size_t i = 0; i < m.count; ++i)
         if (owners[i] != 1)
@@ -78,17 +89,25 @@ TEST_CASE("shard plan: the header's example (C = 10, N = 4)", "[fusion][shard]")
   const ShardPlan plan(buckets, arena.specs, 4);
   CHECK(plan.block(0) == 3);
   CHECK(plan.paddedCount(0) == 12);
+  CHECK(plan.chunk(0, 2).begin == 6);  // chunks of 3, 3, 2, 2: the all-reduce's cut
+  CHECK(plan.chunk(0, 2).count == 2);
   CHECK(plan.owned(0, 0) == ShardRange{0, 3});
   CHECK(plan.owned(0, 1) == ShardRange{3, 5});
   CHECK(plan.owned(0, 2).empty());
   CHECK(plan.owned(1, 1) == ShardRange{0, 1});
-  CHECK(plan.owned(1, 2) == ShardRange{1, 4});
-  CHECK(plan.owned(1, 3).empty());
-  CHECK(plan.owned(2, 3) == ShardRange{0, 1});  // smaller than N: rank 3's alone (with 2 of padding)
+  CHECK(plan.owned(1, 2) == ShardRange{1, 3});
+  CHECK(plan.owned(1, 3) == ShardRange{3, 4});
+  CHECK(plan.owned(2, 3) == ShardRange{0, 1});  // smaller than N: rank 3's alone
   for (int r = 0; r < 3; ++r) CHECK(plan.owned(2, r).empty());
   CHECK(plan.ownedElements(0) == 3);
-  CHECK(plan.ownedElements(2) == 3);
-  CHECK(plan.ownedElements(3) == 1);
+  CHECK(plan.ownedElements(2) == 2);
+  CHECK(plan.ownedElements(3) == 2);
+  // Tensor 1 in the padded array: its element 0 in block 1 (at 5), 1..2 in block 2 (6, 7), 3 in block 3 (9).
+  std::vector<std::size_t> runs;
+  plan.forEachRun(buckets[0].members[1], 0, {0, 4}, [&](std::size_t i, std::size_t padded, std::size_t length) {
+    runs.insert(runs.end(), {i, padded, length});
+  });
+  CHECK(runs == std::vector<std::size_t>{0, 5, 1, 1, 6, 2, 3, 9, 1});
 }
 
 TEST_CASE("shard plan: every element has exactly one owner, 1 to 9 ranks", "[fusion][shard]") {

@@ -1,6 +1,8 @@
 // ringsync-train --shard (ZeRO-1/2) at 1-4 ranks: after one epoch the sharded run's parameters
 // equal the replicated run's within 1e-6 relative (the same model, data order and updates; only
-// the order of the sums over the ranks may differ) and are bit-identical across ranks, for a model
+// the order of the sums over the ranks may differ: for these small buckets the core's one-round
+// all-reduce sums in rank order, its reduce-scatter round starts from the owner's own term; at 2
+// ranks they agree exactly) and are bit-identical across ranks, for a model
 // with layers smaller than the rank count and tensor and bucket sizes not divisible by it, in one
 // bucket or several, with and without overlap; each rank keeps momentum for its shard only (the
 // ranks' states add up to one replica's); a sharded checkpoint (momentum gathered into the full
@@ -73,8 +75,11 @@ TEST_CASE("shard: one epoch sharded gives the replicated run's parameters, ident
                 << momentumDifference << "), moved " << moved << " from the start, steps " << sharded.report.lastStep);
       CHECK(sharded.report.sharded);
       CHECK(sharded.report.lastStep == 13);
+      // Two ranks' sums do not depend on their order (a + b == b + a): there the runs agree bit for bit.
+      const bool exact = comm.size() > 2 || (difference == 0 && momentumDifference == 0);
       REQUIRE(test::allRanks(difference <= kTolerance && momentumDifference <= kTolerance && moved > 0.01 && identical &&
-                             momentumIdentical && sharded.report.lastStep == 13 && replicated.report.lastStep == 13));
+                             momentumIdentical && exact && sharded.report.lastStep == 13 &&
+                             replicated.report.lastStep == 13));
     }
 }
 

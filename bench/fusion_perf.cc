@@ -8,6 +8,15 @@
 //   overlap        GradientAverager with overlap, gradients marked during a simulated backward
 //                  (sleeps, so the CPU is free as it is while a GPU computes) as long as `fused`
 //                  takes; "exposed" is the time the caller then still waits in synchronize()
+//   shard_fused    --shard: ShardedGradientAverager, the whole step without overlap: every
+//                  gradient marked, synchronize() (reduce-scatters), every shard "updated" (a copy
+//                  of the averaged shard into the parameters), gatherParameters() (all-gathers)
+//   shard_overlap  --shard: the same with overlap: the backward of `overlap`, then a simulated
+//                  forward (half as long) that waits for each parameter before "using" it;
+//                  "exposed" is the time blocked in synchronize() and in those waits
+// --shard adds a per-rank table: bytes each rank sends per step (the ring's count), the optimizer
+// state each rank holds (SGD momentum: a float per parameter it updates) and the step time, each
+// against the replicated averager of the same buckets.
 // Every case is checked once (#wrong; the exit status is non-zero if any value is wrong), then all
 // are timed round-robin; --breakdown then prints, per averager case, where each bucket's time went
 // (GradientAverager::lastStepBuckets(): queued, pack, exchange, unpack; mean over the ranks, median
@@ -15,135 +24,14 @@
 // --warmup. Only rank 0 prints. Memory and streams come from the bench harness (perf_buffers.h).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <functional>
-#include <memory>
-#include <string>
 #include <thread>
-#include <vector>
 
-#include "closed_form.h"
-#include "perf_buffers.h"
-#include "perf_pattern.h"
+#include "fusion_bench.h"
 #include "resnet50_model.h"
-#include "ringsync/ringsync.h"
 
-using namespace ringsync;
-using Clock = std::chrono::steady_clock;
+using namespace fusion_perf;
 
 namespace {
-
-// --- gradients -----------------------------------------------------------------------------------
-// Tensors in host or device memory, one allocation each (as a framework's allocator gives them) or
-// --arena: back to back in one. A flat host mirror holds the inputs and, after download, results.
-class Gradients {
- public:
-  Gradients(const std::vector<std::size_t>& counts, bool arena, bool device) {
-    auto allocate = [device](std::size_t elements) {
-      return device ? bench::makeDeviceMemory(elements * sizeof(float)) : bench::makeHostMemory(elements * sizeof(float));
-    };
-    for (std::size_t c : counts) mirror_.resize(mirror_.size() + c);
-    if (arena) memory_.push_back(allocate(mirror_.size()));
-    std::size_t offset = 0;
-    for (std::size_t c : counts) {
-      if (!arena) memory_.push_back(allocate(c));
-      float* data = static_cast<float*>(memory_.back()->data()) + (arena ? offset : 0);
-      buffers_.push_back({data, c, DataType::kFloat32});
-      offset += c;
-    }
-  }
-  // The closed-form all-reduce input of `rank` at position j in the model: its average is exact,
-  // and averaging that again leaves it unchanged, so repeated runs stay checkable.
-  void fill(int rank, int ranks) {
-    const bench::PeriodicPattern input(DataType::kFloat32, closed_form::allreducePeriod(ranks), [&](std::size_t j) {
-      return closed_form::allreduceInput(ReduceOp::kAvg, DataType::kFloat32, rank, ranks, j);
-    });
-    input.fill(mirror_.data(), mirror_.size());
-    transfer(true);
-  }
-  // Elements that differ from the closed-form result of `op` (avg; sum for MPI's one sum).
-  std::size_t countWrong(ReduceOp op, int ranks) {
-    transfer(false);
-    const bench::PeriodicPattern expected(DataType::kFloat32, closed_form::allreducePeriod(ranks), [&](std::size_t j) {
-      return closed_form::allreduceExpected(op, DataType::kFloat32, ranks, j);
-    });
-    return expected.countMismatches(mirror_.data(), mirror_.size());
-  }
-  const std::vector<GradientBuffer>& buffers() const { return buffers_; }
-  std::size_t total() const { return mirror_.size(); }
-
- private:
-  // The harness moves whole allocations: an arena at once, separate tensors one by one.
-  void transfer(bool up) {
-    std::size_t offset = 0;
-    for (std::size_t m = 0; m < memory_.size(); ++m) {
-      const std::size_t count = memory_.size() == 1 ? mirror_.size() : buffers_[m].count;
-      if (count > 0) {
-        float* host = mirror_.data() + offset;
-        up ? memory_[m]->upload(host, count * sizeof(float)) : memory_[m]->download(host, count * sizeof(float));
-      }
-      offset += count;
-    }
-  }
-
-  std::vector<std::unique_ptr<bench::PerfMemory>> memory_;
-  std::vector<float> mirror_;
-  std::vector<GradientBuffer> buffers_;
-};
-
-// --- timing --------------------------------------------------------------------------------------
-double slowestRank(double seconds) {
-  double slowest = 0;
-  MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return slowest;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-struct Settings {
-  int warmup = 2;
-  int iters = 10;
-  std::vector<double> bucketMiB{1};    // the library defaults (options.h)
-  std::vector<double> firstBucketMiB{0.25};
-  bool arena = false;
-  bool compress = false;
-  double backwardMs = 0;  // 0: as long as `fused` takes
-  bool listShapes = false;
-  bool breakdown = false;
-  std::size_t scaleDown = 1;  // divide every tensor's size by this (the latency-bound regime)
-  std::string device = "cpu";  // where the gradients live: cpu | gpu
-};
-
-struct Row {
-  std::string mode;
-  std::string bucket = "-", first = "-";
-  std::size_t buckets = 0;
-  double seconds = 0, exposed = -1;
-  std::size_t wrong = 0;
-};
-
-// One way of averaging: how to set up fresh inputs, one run, and how many values came out wrong.
-struct Case {
-  Row row;
-  std::function<void()> prepare;
-  std::function<void()> step;
-  std::function<std::size_t()> countWrong;
-  std::function<double()> exposed;  // seconds the caller waited in synchronize(), if it applies
-  GradientAverager* averager = nullptr;  // the averager cases' own, for --breakdown
-};
-
-double timeOnce(const std::function<void()>& step) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto start = Clock::now();
-  step();
-  return slowestRank(std::chrono::duration<double>(Clock::now() - start).count());
-}
 
 // Checks every case once on fresh inputs, then times them round-robin (iteration k runs every
 // case once), so that the machine's drifting load falls on all of them alike.
@@ -171,33 +59,7 @@ void measureAll(const Settings& s, std::vector<Case>& cases, bool& warmingUp) {
   }
 }
 
-std::string mib(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%gM", value);
-  return text;
-}
-
-std::size_t toBytes(double mebibytes) { return static_cast<std::size_t>(mebibytes * 1024 * 1024); }
-
 // --- the modes -----------------------------------------------------------------------------------
-// The simulated backward's length: the median of the fused runs while warming up.
-struct Calibration {
-  double seconds = 0;
-  std::vector<double> samples;
-};
-
-// State the cases share: the gradients, one buffer of the model's size per baseline, the stream
-// device work goes on (the host stream does nothing), the averagers.
-struct Bench {
-  Communicator& comm;
-  Gradients& grads;
-  bench::PerfStream& stream;
-  std::vector<std::unique_ptr<Gradients>> flats;
-  std::vector<std::unique_ptr<GradientAverager>> averagers;
-  std::vector<std::unique_ptr<Calibration>> calibrations;
-  bool warmingUp = true;  // the simulated backward's length is calibrated until warm-up ends
-};
-
 // One buffer of the model's total size: MPI_Allreduce (MPI_SUM; host memory only) and ringsync's
 // all-reduce (avg).
 void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
@@ -238,7 +100,7 @@ void addPerTensor(Bench& b, std::vector<Case>& cases) {
 // Backward lasts as long as the fused averaging (median of its warm-up runs, unless --backward-ms),
 // spread over the tensors in proportion to their size and produced last to first on the bench's
 // stream, the same schedule on every rank; each gradient is marked ready as it is made.
-void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double bucket, double first) {
+Calibration& addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double bucket, double first) {
   GradientAveragerOptions options;
   options.bucketBytes = toBytes(bucket);
   options.firstBucketBytes = toBytes(first);
@@ -253,20 +115,12 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
   auto prepare = [&b] { b.grads.fill(b.comm.rank(), b.comm.size()); };
   auto countWrong = [&b] { return b.grads.countWrong(ReduceOp::kAvg, b.comm.size()); };
   auto markAll = [&b](GradientAverager& averager, double backward) {
-    const auto& g = b.grads.buffers();
-    const auto start = Clock::now();
-    std::size_t done = 0;
-    for (std::size_t i = g.size(); i-- > 0;) {
-      done += g[i].count;
-      if (backward > 0) {
-        const double at = backward * static_cast<double>(done) / static_cast<double>(b.grads.total());
-        std::this_thread::sleep_until(start + std::chrono::duration<double>(at));
-      }
-      averager.markReady(i, b.stream.stream());
-    }
+    simulateBackward(b.grads, backward, [&](std::size_t i) { averager.markReady(i, b.stream.stream()); });
     averager.synchronize();
   };
   Row row{"fused", mib(bucket), mib(first), fused.bucketCount()};
+  row.wireBytes = fused.stats().wireBytesPerStep;
+  row.stateBytes = b.grads.total() * sizeof(float);  // every rank updates every parameter
   cases.push_back({row, prepare,
                    [&b, &fused, &calibration, calibrate, markAll] {
                      const auto start = Clock::now();
@@ -275,27 +129,29 @@ void addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases, double 
                      calibration.samples.push_back(slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
                      calibration.seconds = median(calibration.samples);
                    },
-                   countWrong, {}, &fused});
+                   countWrong, {}, [&fused] { return fused.lastStepBuckets(); }});
   row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
   row.buckets = overlapped.bucketCount();
   cases.push_back({row, prepare, [&overlapped, &calibration, markAll] { markAll(overlapped, calibration.seconds); },
-                   countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; }, &overlapped});
+                   countWrong, [&overlapped] { return overlapped.stats().lastSynchronizeSeconds; },
+                   [&overlapped] { return overlapped.lastStepBuckets(); }});
+  return calibration;
 }
 
 // --- where the time goes (--breakdown) -------------------------------------------------------------
 // Per bucket: each phase's time averaged over the ranks (so that the phases of a step add up to at
 // most its time), the median over --iters steps.
 void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
-  const std::size_t buckets = c.averager->bucketCount();
   const int phases = 4;  // queued, pack, exchange, unpack
-  std::vector<std::vector<double>> samples(buckets * phases);
+  std::vector<std::vector<double>> samples;
   std::vector<BucketTiming> last;
   std::vector<double> stepTimes;
   for (int k = 0; k < s.iters; ++k) {
     stepTimes.push_back(timeOnce(c.step));
-    last = c.averager->lastStepBuckets();
-    std::vector<double> mine(buckets * phases), summed(buckets * phases);
-    for (std::size_t b = 0; b < buckets; ++b) {
+    last = c.lastStep();  // a sharded case: its reduce-scatters, then its gathers
+    std::vector<double> mine(last.size() * phases), summed(last.size() * phases);
+    samples.resize(mine.size());
+    for (std::size_t b = 0; b < last.size(); ++b) {
       mine[b * phases + 0] = last[b].queuedSeconds;
       mine[b * phases + 1] = last[b].packSeconds;
       mine[b * phases + 2] = last[b].exchangeSeconds;
@@ -305,21 +161,23 @@ void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
     for (std::size_t i = 0; i < mine.size(); ++i) samples[i].push_back(summed[i] / ranks);
   }
   if (last.empty() || !print) return;
-  const double busFactor = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
   std::printf("#\n# breakdown: %s, bucket %s first %s (ms; mean over the ranks, median of %d steps)\n", c.row.mode.c_str(),
               c.row.bucket.c_str(), c.row.first.c_str(), s.iters);
-  std::printf("# %6s %10s %5s %-10s %9s %8s %9s %8s %10s\n", "bucket", "bytes", "grads", "path", "queued", "pack",
-              "exchange", "unpack", "busbw(GB/s)");
+  std::printf("# %6s %10s %5s %-14s %-10s %9s %8s %9s %8s %10s\n", "bucket", "bytes", "grads", "collective", "path",
+              "queued", "pack", "exchange", "unpack", "busbw(GB/s)");
   double sums[phases] = {0, 0, 0, 0};
-  for (std::size_t b = 0; b < buckets; ++b) {
+  for (std::size_t b = 0; b < last.size(); ++b) {
     double phase[phases];
     for (int p = 0; p < phases; ++p) {
       phase[p] = median(samples[b * phases + p]);
       sums[p] += phase[p];
     }
+    // nccl-tests' bus factors: 2(n-1)/n for an all-reduce, (n-1)/n for a reduce-scatter or all-gather.
+    const bool half = std::string(last[b].collective) != "all-reduce";
+    const double busFactor = ranks > 1 ? (half ? 1.0 : 2.0) * (ranks - 1) / ranks : 0.0;
     const double busbw = phase[2] > 0 ? static_cast<double>(last[b].bytes) / phase[2] / 1e9 * busFactor : 0;
-    std::printf("  %6zu %10zu %5zu %-10s %9.3f %8.3f %9.3f %8.3f %10.2f\n", b, last[b].bytes, last[b].gradients,
-                last[b].path, phase[0] * 1e3, phase[1] * 1e3, phase[2] * 1e3, phase[3] * 1e3, busbw);
+    std::printf("  %6zu %10zu %5zu %-14s %-10s %9.3f %8.3f %9.3f %8.3f %10.2f\n", b, last[b].bytes, last[b].gradients,
+                last[b].collective, last[b].path, phase[0] * 1e3, phase[1] * 1e3, phase[2] * 1e3, phase[3] * 1e3, busbw);
   }
   std::printf("# total: step %.3f ms = pack %.3f + exchange %.3f + unpack %.3f + the rest %.3f (waiting for backward, "
               "the caller's thread; the step is the slowest rank's)\n",
@@ -328,16 +186,19 @@ void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
 }
 
 std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads, bench::PerfStream& stream) {
-  Bench b{comm, grads, stream, {}, {}, {}, true};
+  Bench b{comm, grads, stream, {}, {}, {}, {}, true, nullptr, nullptr};
   std::vector<Case> cases;
   addTotals(s, b, cases);
   addPerTensor(b, cases);
   for (double bucket : s.bucketMiB)
-    for (double first : s.firstBucketMiB) addFusedPair(s, b, cases, bucket, first);
+    for (double first : s.firstBucketMiB) {
+      Calibration& calibration = addFusedPair(s, b, cases, bucket, first);
+      if (s.shard) addShardedPair(s, b, cases, calibration, bucket, first);
+    }
   measureAll(s, cases, b.warmingUp);
   if (s.breakdown)
     for (const Case& c : cases)
-      if (c.averager != nullptr) printBreakdown(s, c, comm.size(), comm.rank() == 0);
+      if (c.lastStep) printBreakdown(s, c, comm.size(), comm.rank() == 0);
   std::vector<Row> rows;
   for (const Case& c : cases) rows.push_back(c.row);
   return rows;
@@ -406,6 +267,9 @@ int main(int argc, char** argv) {
   app.add_option("--scale-down", s.scaleDown, "divide every tensor's size by this")->check(CLI::PositiveNumber);
   app.add_flag("--list-shapes", s.listShapes, "print the model's tensors and exit");
   app.add_flag("--breakdown", s.breakdown, "per bucket of every averager case: queued, pack, exchange, unpack");
+  app.add_flag("--shard", s.shard,
+               "also the sharded cases (ShardedGradientAverager: reduce-scatter, shard update, all-gather) and the "
+               "per-rank table: bytes sent, optimizer state, step time");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<bench::Tensor> model = bench::resnet50();
@@ -439,6 +303,7 @@ int main(int argc, char** argv) {
   std::size_t wrong = 0;
   for (const Row& r : rows) wrong += r.wrong;
   if (comm.rank() == 0) print(rows, s, grads.total(), comm.size());
+  if (comm.rank() == 0 && s.shard) printPerRank(rows);
   const bool anyWrong = slowestRank(static_cast<double>(wrong)) > 0;
   if (anyWrong && comm.rank() == 0) std::printf("# FAILED: wrong values\n");
   return anyWrong ? 1 : 0;

@@ -27,6 +27,9 @@
 // warning once and runs every bucket inside synchronize() instead (fused, not overlapped). Device
 // buffers use a dedicated CUDA stream ordered by events. markReady/synchronize are called from one
 // thread; the gradients must not be written between markReady(i) and synchronize().
+//
+// Sharded data parallelism (reduce-scatter the buckets, update a shard, all-gather the
+// parameters): ShardedGradientAverager (ringsync/sharded_averager.h), with the same options.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +65,11 @@ struct GradientAveragerStats {
   std::size_t steps = 0;              // synchronize() calls so far
   double lastSynchronizeSeconds = 0;  // time the caller spent blocked in the last synchronize()
   double totalSynchronizeSeconds = 0; // ... summed over all steps
+  // Bytes this rank sends per step by the ring's count (what a bandwidth-optimal algorithm moves;
+  // the one the core picks per bucket may move more, e.g. the one-round exchange of a small one):
+  // an all-reduce of S bytes 2(N-1)/N * S, a reduce-scatter and an all-gather (N-1)/N * S each
+  // (S padded to N equal blocks); S as sent (float16 with compressFp16). 0 on one rank.
+  std::size_t wireBytesPerStep = 0;
 };
 
 // Where one bucket's time went in the last step (GradientAverager::lastStepBuckets()), to find what
@@ -73,6 +81,7 @@ struct BucketTiming {
   // "in place" (the members lie back to back), "scattered" (reduced where the gradients lie, no
   // copy), "packed" (copied into one buffer and back), "fp16" (packed as float16), "device".
   const char* path = "";
+  const char* collective = "all-reduce";  // "reduce-scatter" or "all-gather" (ShardedGradientAverager)
   double queuedSeconds = 0;    // from the bucket being complete (with overlap: its last markReady;
                                // without: synchronize() starting) to the start of its exchange
   double packSeconds = 0;

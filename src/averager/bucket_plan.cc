@@ -27,30 +27,15 @@ std::size_t nextOffset(std::size_t offset, const Bucket& bucket) {
 }
 
 // Members arrive in reverse registration order; the fused layout is ascending gradient index.
-// In place needs the members back to back at exactly their fused offsets: a gap in memory or a
-// padding element in the layout means packing (padding never covers memory the caller owns).
 void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
   std::reverse(bucket.members.begin(), bucket.members.end());
-  const std::size_t elementBytes = dataTypeSize(bucket.type);
   std::size_t offset = 0;
-  std::byte* expected = nullptr;  // where the next non-empty member must start to stay contiguous
-  bool contiguous = true;
   for (BucketMember& member : bucket.members) {
-    const std::size_t padded = nextOffset(offset, bucket);
-    if (padded != offset && member.count > 0) contiguous = false;
-    member.offset = member.count > 0 ? padded : offset;
+    member.offset = member.count > 0 ? nextOffset(offset, bucket) : offset;
     offset = member.offset + member.count;
-    if (member.count == 0) continue;  // an empty tensor's pointer says nothing about layout
-    auto* start = static_cast<std::byte*>(gradients[member.gradient].data);
-    if (bucket.contiguousData == nullptr) {
-      bucket.contiguousData = start;
-    } else if (start != expected) {
-      contiguous = false;
-    }
-    expected = start + member.count * elementBytes;
   }
   bucket.count = offset;
-  if (!contiguous) bucket.contiguousData = nullptr;
+  bucket.contiguousData = spanOf(bucket, gradients);
 }
 
 Bucket startBucket(const GradientSpec& g) {
@@ -96,6 +81,28 @@ std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, cons
   std::sort(buckets.begin(), buckets.end(),
             [](const Bucket& a, const Bucket& b) { return a.firstGradient() > b.firstGradient(); });
   return buckets;
+}
+
+// In place needs the members back to back at exactly their fused offsets: a gap in memory or a
+// padding element in the layout means packing (padding never covers memory the caller owns).
+void* spanOf(const Bucket& bucket, const std::vector<GradientSpec>& buffers) {
+  const std::size_t elementBytes = dataTypeSize(bucket.type);
+  std::size_t dense = 0;        // where the next member starts when nothing is padded
+  std::byte* start = nullptr;
+  std::byte* expected = nullptr;  // where the next non-empty member must start to stay contiguous
+  for (const BucketMember& member : bucket.members) {
+    if (member.count == 0) continue;  // an empty tensor's pointer says nothing about layout
+    if (member.offset != dense) return nullptr;
+    dense = member.offset + member.count;
+    auto* data = static_cast<std::byte*>(buffers[member.gradient].data);
+    if (start == nullptr) {
+      start = data;
+    } else if (data != expected) {
+      return nullptr;
+    }
+    expected = data + member.count * elementBytes;
+  }
+  return start;
 }
 
 std::vector<std::size_t> bucketOfGradient(const std::vector<Bucket>& buckets, std::size_t gradientCount) {

@@ -61,6 +61,11 @@ struct BucketPlanLimits {
 // Buckets in launch order. Every gradient belongs to exactly one bucket; no bucket is empty.
 std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, const BucketPlanLimits& limits);
 
+// Where `bucket`'s members start when they lie back to back in `buffers` (the gradients, or the
+// parameters that mirror them) at exactly their fused offsets, with no padding: then the bucket
+// needs no packing. nullptr otherwise, and for a bucket of empty tensors.
+void* spanOf(const Bucket& bucket, const std::vector<GradientSpec>& buffers);
+
 // bucketOf[g] = the bucket holding gradient g.
 std::vector<std::size_t> bucketOfGradient(const std::vector<Bucket>& buckets, std::size_t gradientCount);
 

@@ -12,9 +12,7 @@
 namespace ringsync::detail {
 namespace {
 
-constexpr const char* kWho = "GradientAverager";
-
-[[noreturn]] void reject(const std::string& what) { throw InvalidArgument(std::string(kWho) + ": " + what); }
+[[noreturn]] void reject(const char* who, const std::string& what) { throw InvalidArgument(std::string(who) + ": " + what); }
 
 // One gradient as exchanged between ranks: its count and (type, memory) in one word.
 std::uint64_t kindWord(const GradientSpec& g) {
@@ -42,24 +40,49 @@ std::uint64_t hashList(const std::vector<GradientSpec>& gradients) {
   return hash;
 }
 
-void checkNoOverlap(const std::vector<GradientSpec>& gradients) {
-  std::vector<std::size_t> order;
-  for (std::size_t g = 0; g < gradients.size(); ++g)
-    if (gradients[g].count > 0) order.push_back(g);
-  auto start = [&](std::size_t g) { return reinterpret_cast<std::uintptr_t>(gradients[g].data); };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return start(a) < start(b); });
-  for (std::size_t k = 1; k < order.size(); ++k) {
-    const GradientSpec& previous = gradients[order[k - 1]];
-    const std::uintptr_t end = start(order[k - 1]) + previous.count * dataTypeSize(previous.type);
-    if (start(order[k]) < end)
-      reject("gradients " + std::to_string(std::min(order[k - 1], order[k])) + " and " +
-             std::to_string(std::max(order[k - 1], order[k])) +
-             " overlap in memory (each gradient must be its own buffer)");
+// One buffer the caller registered, as errors name it: "gradient 3", "parameter 3".
+struct NamedBuffer {
+  const GradientSpec* spec;
+  const char* noun;
+  std::size_t index;
+};
+
+// "gradients 0 and 1", "gradient 2 and parameter 0".
+std::string describePair(NamedBuffer a, NamedBuffer b) {
+  if (std::string(b.noun) < a.noun || (a.noun == std::string(b.noun) && b.index < a.index)) std::swap(a, b);
+  if (a.noun == std::string(b.noun)) return a.noun + std::string("s ") + std::to_string(a.index) + " and " + std::to_string(b.index);
+  return a.noun + std::string(" ") + std::to_string(a.index) + " and " + b.noun + " " + std::to_string(b.index);
+}
+
+void checkNoOverlap(const char* who, std::vector<NamedBuffer> buffers) {
+  buffers.erase(std::remove_if(buffers.begin(), buffers.end(), [](const NamedBuffer& b) { return b.spec->count == 0; }),
+                buffers.end());
+  auto start = [](const NamedBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.spec->data); };
+  std::sort(buffers.begin(), buffers.end(), [&](const NamedBuffer& a, const NamedBuffer& b) { return start(a) < start(b); });
+  for (std::size_t k = 1; k < buffers.size(); ++k) {
+    const GradientSpec& previous = *buffers[k - 1].spec;
+    const std::uintptr_t end = start(buffers[k - 1]) + previous.count * dataTypeSize(previous.type);
+    if (start(buffers[k]) < end)
+      reject(who, describePair(buffers[k - 1], buffers[k]) + " overlap in memory (each must be its own buffer)");
   }
 }
 
+std::vector<NamedBuffer> named(const std::vector<GradientSpec>& specs, const char* noun) {
+  std::vector<NamedBuffer> out;
+  for (std::size_t i = 0; i < specs.size(); ++i) out.push_back({&specs[i], noun, i});
+  return out;
+}
+
+GradientSpec checkBuffer(const char* who, const GradientBuffer& in, const std::string& name) {
+  if (!isValid(in.type)) reject(who, name + ": type=" + std::to_string(static_cast<int>(in.type)) + " is not a ringsync::DataType");
+  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(in.type);
+  if (in.count > limit) reject(who, name + ": count=" + std::to_string(in.count) + " exceeds the address space");
+  if (in.data == nullptr && in.count > 0) reject(who, name + ": data is null with count=" + std::to_string(in.count));
+  return {in.data, in.count, in.type, in.count > 0 && classifyPointer(in.data) == MemoryKind::kDevice};
+}
+
 // Names each rank whose gradient list differs from rank 0's by its first differing gradient.
-std::string describeListDifferences(Communicator& comm, const std::vector<GradientSpec>& gradients) {
+std::string describeListDifferences(Communicator& comm, const std::vector<GradientSpec>& gradients, const char* noun) {
   const std::size_t n = gradients.size();
   std::vector<std::uint64_t> mine(2 * n);
   for (std::size_t g = 0; g < n; ++g) {
@@ -74,7 +97,7 @@ std::string describeListDifferences(Communicator& comm, const std::vector<Gradie
     for (std::size_t g = 0; g < n; ++g) {
       if (theirs[2 * g] == all[2 * g] && theirs[2 * g + 1] == all[2 * g + 1]) continue;
       const bool memoryDiffers = (theirs[2 * g + 1] >> 8) != (all[2 * g + 1] >> 8);
-      text += (text.empty() ? "" : "; ") + std::string("gradient ") + std::to_string(g) + ": rank " +
+      text += (text.empty() ? "" : "; ") + std::string(noun) + " " + std::to_string(g) + ": rank " +
               std::to_string(r) + " has " + describeGradient(theirs[2 * g], theirs[2 * g + 1], memoryDiffers) +
               ", rank 0 has " + describeGradient(all[2 * g], all[2 * g + 1], memoryDiffers);
       break;
@@ -85,61 +108,86 @@ std::string describeListDifferences(Communicator& comm, const std::vector<Gradie
 
 std::string describeSettings(const std::uint64_t* s) {
   return "bucketBytes=" + std::to_string(s[2]) + " firstBucketBytes=" + std::to_string(s[3]) +
-         " op=" + reduceOpName(static_cast<ReduceOp>(s[4])) + " compressFp16=" + std::to_string(s[5]);
+         " op=" + reduceOpName(static_cast<ReduceOp>(s[4])) + " compressFp16=" + std::to_string(s[5]) +
+         (s[6] ? " sharded" : " replicated");
 }
 
 }  // namespace
 
-AveragerSettings resolveSettings(const GradientAveragerOptions& options, const Options& commOptions) {
+AveragerSettings resolveSettings(const GradientAveragerOptions& options, const Options& commOptions, bool sharded) {
+  AveragerSettings settings{options.bucketBytes ? options.bucketBytes : commOptions.bucketBytes,
+                            options.firstBucketBytes ? options.firstBucketBytes : commOptions.firstBucketBytes,
+                            options.op, options.compressFp16, sharded};
   if (options.op != ReduceOp::kAvg && options.op != ReduceOp::kSum)
-    reject(std::string("op=") + (isValid(options.op) ? reduceOpName(options.op) : "invalid") +
-           " is not supported; gradients are averaged (avg) or summed (sum)");
-  return {options.bucketBytes ? options.bucketBytes : commOptions.bucketBytes,
-          options.firstBucketBytes ? options.firstBucketBytes : commOptions.firstBucketBytes, options.op,
-          options.compressFp16};
+    reject(settings.who(), std::string("op=") + (isValid(options.op) ? reduceOpName(options.op) : "invalid") +
+                               " is not supported; gradients are averaged (avg) or summed (sum)");
+  return settings;
 }
 
-std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& gradients) {
+std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& gradients, const char* who) {
   std::vector<GradientSpec> specs;
   specs.reserve(gradients.size());
-  for (std::size_t g = 0; g < gradients.size(); ++g) {
-    const GradientBuffer& in = gradients[g];
-    const std::string name = "gradient " + std::to_string(g);
-    if (!isValid(in.type)) reject(name + ": type=" + std::to_string(static_cast<int>(in.type)) + " is not a ringsync::DataType");
-    const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(in.type);
-    if (in.count > limit) reject(name + ": count=" + std::to_string(in.count) + " exceeds the address space");
-    if (in.data == nullptr && in.count > 0) reject(name + ": data is null with count=" + std::to_string(in.count));
-    specs.push_back({in.data, in.count, in.type, in.count > 0 && classifyPointer(in.data) == MemoryKind::kDevice});
+  for (std::size_t g = 0; g < gradients.size(); ++g) specs.push_back(checkBuffer(who, gradients[g], "gradient " + std::to_string(g)));
+  checkNoOverlap(who, named(specs, "gradient"));
+  return specs;
+}
+
+std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& parameters,
+                                          const std::vector<GradientSpec>& gradients, const char* who) {
+  if (parameters.size() != gradients.size())
+    reject(who, std::to_string(parameters.size()) + " parameters for " + std::to_string(gradients.size()) +
+                    " gradients (one parameter per gradient, in the same order)");
+  std::vector<GradientSpec> specs;
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const std::string name = "parameter " + std::to_string(i);
+    specs.push_back(checkBuffer(who, parameters[i], name));
+    const GradientSpec& p = specs.back();
+    const GradientSpec& g = gradients[i];
+    if (p.count != g.count || p.type != g.type)
+      reject(who, name + " (count=" + std::to_string(p.count) + " " + dataTypeName(p.type) + ") does not match gradient " +
+                      std::to_string(i) + " (count=" + std::to_string(g.count) + " " + dataTypeName(g.type) + ")");
+    if (p.count > 0 && g.count > 0 && p.onDevice != g.onDevice)
+      reject(who, name + " is in " + (p.onDevice ? "device" : "host") + " memory, gradient " + std::to_string(i) +
+                      " in " + (g.onDevice ? "device" : "host") + " memory (a tensor's two buffers share one kind)");
   }
-  checkNoOverlap(specs);
+  std::vector<NamedBuffer> all = named(gradients, "gradient");
+  for (const NamedBuffer& p : named(specs, "parameter")) all.push_back(p);
+  checkNoOverlap(who, std::move(all));
   return specs;
 }
 
 void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<GradientSpec>& gradients,
-                                  const AveragerSettings& settings) {
-  constexpr std::size_t kWords = 6;
+                                  const AveragerSettings& settings, std::uint64_t partitionHash) {
+  constexpr std::size_t kWords = 8;
+  constexpr std::size_t kPartition = 7;  // words 2..6: the settings
   const std::uint64_t mine[kWords] = {gradients.size(), hashList(gradients), settings.bucketBytes,
                                       settings.firstBucketBytes, static_cast<std::uint64_t>(settings.op),
-                                      settings.compressFp16 ? 1u : 0u};
+                                      settings.compressFp16 ? 1u : 0u, settings.sharded ? 1u : 0u, partitionHash};
   std::vector<std::uint64_t> all(kWords * static_cast<std::size_t>(comm.size()));
   comm.allgather(mine, all.data(), kWords, DataType::kUInt64);
-  std::string counts, settingsText;
+  const char* noun = settings.sharded ? "tensors" : "gradients";
+  std::string counts, settingsText, partitions;
   bool listsDiffer = false;
   for (int r = 1; r < comm.size(); ++r) {
     const std::uint64_t* theirs = all.data() + static_cast<std::size_t>(r) * kWords;
+    const std::string rank = "rank " + std::to_string(r);
     if (theirs[0] != all[0])
-      counts += (counts.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " registered " +
-                std::to_string(theirs[0]) + " gradients, rank 0 registered " + std::to_string(all[0]);
-    if (!std::equal(theirs + 2, theirs + kWords, all.data() + 2))
-      settingsText += (settingsText.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " uses " +
-                      describeSettings(theirs) + ", rank 0 uses " + describeSettings(all.data());
+      counts += (counts.empty() ? "" : "; ") + rank + " registered " + std::to_string(theirs[0]) + " " + noun +
+                ", rank 0 registered " + std::to_string(all[0]);
+    if (!std::equal(theirs + 2, theirs + kPartition, all.data() + 2))
+      settingsText += (settingsText.empty() ? "" : "; ") + rank + " uses " + describeSettings(theirs) + ", rank 0 uses " +
+                      describeSettings(all.data());
+    if (theirs[kPartition] != all[kPartition]) partitions += (partitions.empty() ? "" : ", ") + rank;
     listsDiffer = listsDiffer || theirs[1] != all[1];
   }
-  const std::string prefix = std::string(kWho) + ": ranks registered different gradients: ";
+  const std::string who = settings.who();
+  const std::string prefix = who + ": ranks registered different " + noun + ": ";
   if (!counts.empty()) throw MismatchError(prefix + counts);
-  if (!settingsText.empty()) throw MismatchError(std::string(kWho) + ": ranks use different settings: " + settingsText);
+  if (!settingsText.empty()) throw MismatchError(who + ": ranks use different settings: " + settingsText);
   // Same length everywhere (checked above), so the full lists can be gathered in one call.
-  if (listsDiffer) throw MismatchError(prefix + describeListDifferences(comm, gradients));
+  if (listsDiffer) throw MismatchError(prefix + describeListDifferences(comm, gradients, settings.sharded ? "tensor" : "gradient"));
+  // Same lists and settings give the same partition; a difference here is a bug, named all the same.
+  if (!partitions.empty()) throw MismatchError(who + ": the partition of " + partitions + " differs from rank 0's");
 }
 
 }  // namespace ringsync::detail

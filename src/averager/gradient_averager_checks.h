@@ -1,8 +1,10 @@
-// GradientAverager's checks: the local ones at construction (InvalidArgument, nothing sent) and
-// the cross-rank one at the first call (MismatchError on every rank, naming the difference).
+// GradientAverager's and ShardedGradientAverager's checks: the local ones at construction
+// (InvalidArgument, nothing sent) and the cross-rank one (MismatchError on every rank, naming the
+// difference): at the first call for a GradientAverager, at construction for a sharded one.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "bucket_plan.h"
@@ -17,18 +19,26 @@ struct AveragerSettings {
   std::size_t firstBucketBytes;
   ReduceOp op;
   bool compressFp16;
+  bool sharded;  // reduce-scatter + all-gather (ShardedGradientAverager) instead of all-reduce
+  const char* who() const { return sharded ? "ShardedGradientAverager" : "GradientAverager"; }
 };
 
 // Options with the communicator's defaults filled in; InvalidArgument for an unsupported op.
-AveragerSettings resolveSettings(const GradientAveragerOptions& options, const Options& commOptions);
+AveragerSettings resolveSettings(const GradientAveragerOptions& options, const Options& commOptions, bool sharded);
 
 // Validates each gradient (type, count, null data, overlaps between gradients) and classifies its
-// memory. InvalidArgument naming the gradient otherwise.
-std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& gradients);
+// memory. InvalidArgument naming the gradient otherwise (`who` starts the message).
+std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& gradients, const char* who);
+
+// A sharded averager's parameters: one per gradient with its count, type and memory kind, none
+// overlapping another parameter or any gradient. InvalidArgument naming the parameter otherwise.
+std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& parameters,
+                                          const std::vector<GradientSpec>& gradients, const char* who);
 
 // Collective over `comm`: every rank registered the same list (count, type, memory per gradient)
-// with the same settings; otherwise MismatchError, the same message on every rank.
+// with the same settings and computed the same partition (`partitionHash`: ShardPlan::hash(), 0
+// for a replicated averager); otherwise MismatchError, the same message on every rank.
 void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<GradientSpec>& gradients,
-                                  const AveragerSettings& settings);
+                                  const AveragerSettings& settings, std::uint64_t partitionHash);
 
 }  // namespace ringsync::detail

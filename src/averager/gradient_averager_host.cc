@@ -12,6 +12,7 @@
 #include "collectives/scratch_buffer.h"
 #include "fusion_pack.h"
 #include "gradient_averager_runner.h"
+#include "ringsync/errors.h"
 #include "src/core_access.h"
 
 namespace ringsync::detail {
@@ -88,7 +89,12 @@ class HostRunner final : public BucketRunner {
 
 }  // namespace
 
+void BucketRunner::gather(std::size_t, Communicator&, BucketTiming&) {
+  throw Error(ErrorCode::kInternal, "GradientAverager: a replicated averager gathers no parameters");
+}
+
 std::unique_ptr<BucketRunner> makeHostRunner(const RunnerContext& context) {
+  if (context.shards != nullptr) return makeShardedHostRunner(context);
   return std::make_unique<HostRunner>(context);
 }
 

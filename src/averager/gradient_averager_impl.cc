@@ -1,6 +1,7 @@
-// GradientAverager's step: markReady counts a bucket down and wakes the progress thread when it
-// completes; synchronize waits for the last bucket and resets the step. Construction and the
-// first call's checks are here too; the progress thread itself is in gradient_averager_progress.cc.
+// GradientAverager's (and ShardedGradientAverager's) construction: the checks, the plan, the
+// runners, the cross-rank agreement, and shutting down. The step itself is in
+// gradient_averager_step.cc, the sharded gather in gradient_averager_gather.cc, the progress
+// thread in gradient_averager_progress.cc.
 #include "gradient_averager_impl.h"
 
 #include <chrono>
@@ -11,8 +12,6 @@
 
 namespace ringsync {
 namespace {
-
-constexpr std::size_t kMissingNamed = 8;  // how many unmarked gradients an error lists
 
 bool overlapPossible(const Communicator& comm, const detail::Logger& logger) {
   if (comm.mpiThreadLevel() >= MPI_THREAD_MULTIPLE) return true;
@@ -33,11 +32,32 @@ std::string describePlan(const std::vector<detail::Bucket>& buckets, const detai
     bytes += b.bytes();
     if (b.contiguousData != nullptr) ++inPlace;
   }
-  return "GradientAverager: " + std::to_string(gradients) + " gradients, " + std::to_string(bytes) + " bytes in " +
-         std::to_string(buckets.size()) + " buckets (" + std::to_string(inPlace) +
-         " all-reduced in place), bucketBytes=" + std::to_string(s.bucketBytes) +
-         " firstBucketBytes=" + std::to_string(s.firstBucketBytes) + " op=" + reduceOpName(s.op) +
-         (s.compressFp16 ? " fp16 on the wire" : "") + (overlap ? ", overlapped with backward" : ", not overlapped");
+  return std::string(s.who()) + ": " + std::to_string(gradients) + " gradients, " + std::to_string(bytes) +
+         " bytes in " + std::to_string(buckets.size()) + " buckets (" + std::to_string(inPlace) + " back to back), " +
+         (s.sharded ? "reduce-scattered, parameters all-gathered" : "all-reduced") +
+         ", bucketBytes=" + std::to_string(s.bucketBytes) + " firstBucketBytes=" + std::to_string(s.firstBucketBytes) +
+         " op=" + reduceOpName(s.op) + (s.compressFp16 ? " fp16 on the wire" : "") +
+         (overlap ? ", overlapped with backward" : ", not overlapped");
+}
+
+// GradientAveragerStats::wireBytesPerStep: the ring's count per bucket.
+std::size_t wireBytesPerStep(const std::vector<detail::Bucket>& buckets, const detail::ShardPlan* shards,
+                             bool compressFp16, int ranks) {
+  if (ranks <= 1) return 0;
+  const std::size_t n = static_cast<std::size_t>(ranks);
+  std::size_t total = 0;
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const detail::Bucket& bucket = buckets[b];
+    const std::size_t elementBytes = dataTypeSize(bucket.type);
+    const bool halved = compressFp16 && bucket.type == DataType::kFloat32 && !bucket.onDevice;
+    const std::size_t wireElementBytes = halved ? 2 : elementBytes;
+    if (shards == nullptr) {
+      total += 2 * (n - 1) * bucket.count * wireElementBytes / n;
+    } else {
+      total += (n - 1) * shards->block(b) * (wireElementBytes + elementBytes);  // reduce-scatter + all-gather
+    }
+  }
+  return total;
 }
 
 }  // namespace
@@ -46,24 +66,62 @@ GradientAverager::Impl::Impl(const Communicator& comm, std::vector<GradientBuffe
                              const GradientAveragerOptions& options)
     : comm_(comm.duplicate()),
       logger_(comm.options().logLevel, comm.rank()),
-      settings_(detail::resolveSettings(options, comm.options())),
-      gradients_(detail::checkGradients(gradients)) {
+      settings_(detail::resolveSettings(options, comm.options(), false)),
+      gradients_(detail::checkGradients(gradients, settings_.who())) {
+  setUp(options);
+}
+
+GradientAverager::Impl::Impl(const Communicator& comm, std::vector<GradientBuffer> gradients,
+                             std::vector<GradientBuffer> parameters, const GradientAveragerOptions& options)
+    : comm_(comm.duplicate()), logger_(comm.options().logLevel, comm.rank()), settings_{} {
+  // Every rank learns whether every rank accepted its arguments before the agreement's
+  // collective: a rank that rejected its own would otherwise leave its peers waiting in it.
+  std::exception_ptr rejected;
+  try {
+    settings_ = detail::resolveSettings(options, comm.options(), true);
+    gradients_ = detail::checkGradients(gradients, settings_.who());
+    parameters_ = detail::checkParameters(parameters, gradients_, settings_.who());
+    setUp(options);
+  } catch (const Error&) {
+    rejected = std::current_exception();
+  }
+  std::vector<std::uint64_t> flags(static_cast<std::size_t>(comm_.size()));
+  const std::uint64_t mine = rejected ? 1 : 0;
+  comm_.allgather(&mine, flags.data(), 1, DataType::kUInt64);
+  if (rejected) std::rethrow_exception(rejected);
+  std::string ranks;
+  for (std::size_t r = 0; r < flags.size(); ++r)
+    if (flags[r]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  if (!ranks.empty())
+    throw MismatchError("ShardedGradientAverager: rank(s) " + ranks +
+                        " rejected their arguments (each raised the error naming it); nothing was exchanged");
+  ensureAgreed();
+}
+
+void GradientAverager::Impl::setUp(const GradientAveragerOptions& options) {
   buckets_ = detail::planBuckets(gradients_, {settings_.bucketBytes, settings_.firstBucketBytes});
   bucketOf_ = detail::bucketOfGradient(buckets_, gradients_.size());
+  if (settings_.sharded) shards_ = std::make_unique<detail::ShardPlan>(buckets_, parameters_, comm_.size());
+  taskCount_ = buckets_.size() * (settings_.sharded ? 2 : 1);
+  taskMembers_.resize(taskCount_);
   bool anyDevice = false;
-  for (const detail::Bucket& b : buckets_) {
-    bucketMembers_.push_back(b.members.size());
-    anyDevice = anyDevice || b.onDevice;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    taskMembers_[b] = buckets_[b].members.size();
+    if (settings_.sharded) taskMembers_[gatherTask(b)] = buckets_[b].members.size();
+    anyDevice = anyDevice || buckets_[b].onDevice;
   }
-  const detail::RunnerContext context{&buckets_, &gradients_, settings_.op, settings_.compressFp16};
+  const detail::RunnerContext context{&buckets_,     &gradients_,         settings_.op, settings_.compressFp16,
+                                      shards_.get(), &parameters_, comm_.rank()};
   hostRunner_ = detail::makeHostRunner(context);
   if (anyDevice) deviceRunner_ = detail::makeDeviceRunner(context);
   overlap_ = options.overlap && overlapPossible(comm_, logger_);
   marked_.assign(gradients_.size(), false);
-  pending_ = bucketMembers_;
-  readyAt_.resize(buckets_.size());
-  timings_.resize(buckets_.size());
+  updated_.assign(gradients_.size(), false);
+  pending_ = taskMembers_;
+  readyAt_.resize(taskCount_);
+  timings_.resize(taskCount_);
   stats_.buckets = buckets_.size();
+  stats_.wireBytesPerStep = wireBytesPerStep(buckets_, shards_.get(), settings_.compressFp16, comm_.size());
   timeline_ = detail::Timeline::current();
   if (comm_.rank() == 0 && logger_.enabled(LogLevel::kInfo))
     logger_.info(describePlan(buckets_, settings_, gradients_.size(), overlap_));
@@ -78,7 +136,7 @@ void GradientAverager::Impl::shutdown() noexcept {
       stop_ = true;
     }
     workReady_.notify_all();
-    // Waits at most for the bucket being all-reduced, which ends by RINGSYNC_TIMEOUT_SECONDS.
+    // Waits at most for the task being run, which ends by RINGSYNC_TIMEOUT_SECONDS.
     thread_.join();
   }
   if (deviceRunner_) {
@@ -100,114 +158,27 @@ void GradientAverager::Impl::abortCommunicator(const std::string& reason) noexce
 void GradientAverager::Impl::ensureUsable() const {
   if (!failed_) return;
   if (failureCode_ == ErrorCode::kMismatch) throw MismatchError(failureMessage_);
-  throw AbortedError("this GradientAverager cannot be used any more (" + failureMessage_ + "); create a new one");
+  throw AbortedError("this " + std::string(settings_.who()) + " cannot be used any more (" + failureMessage_ +
+                     "); create a new one");
+}
+
+void GradientAverager::Impl::noteFailure(const Error& error) {
+  failed_ = true;
+  failureCode_ = error.code() == ErrorCode::kMismatch ? ErrorCode::kMismatch : ErrorCode::kAborted;
+  failureMessage_ = error.what();
 }
 
 void GradientAverager::Impl::ensureAgreed() {
   if (agreed_) return;
   try {
-    detail::checkSameGradientsOnAllRanks(comm_, gradients_, settings_);
+    detail::checkSameGradientsOnAllRanks(comm_, gradients_, settings_, shards_ ? shards_->hash() : 0);
   } catch (const Error& error) {
-    failed_ = true;
-    failureCode_ = error.code() == ErrorCode::kMismatch ? ErrorCode::kMismatch : ErrorCode::kAborted;
-    failureMessage_ = error.what();
+    noteFailure(error);
     throw;
   }
   agreed_ = true;
   // From here on only the progress thread touches comm_ (thread start orders the check before it).
   if (overlap_) thread_ = std::thread([this] { progressLoop(); });
-}
-
-void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
-  ensureUsable();
-  if (index >= gradients_.size())
-    throw InvalidArgument("GradientAverager::markReady: index=" + std::to_string(index) + " is out of range (" +
-                          std::to_string(gradients_.size()) + " gradients registered)");
-  if (marked_[index])
-    throw InvalidArgument("GradientAverager::markReady: gradient " + std::to_string(index) +
-                          " was already marked ready in this step; call synchronize() before marking it again");
-  ensureAgreed();
-  // A step with device buckets is an NCCL epoch of this averager's own communicator (device_epochs.h).
-  if (markedCount_ == 0 && deviceRunner_) detail::CoreAccess::of(comm_).averagerStepBegins();
-  marked_[index] = true;
-  ++markedCount_;
-  if (timeline_) timeline_->instant(detail::SpanKind::kMarkReady, index);
-  if (gradients_[index].onDevice) deviceRunner_->noteReady(index, stream);
-  if (!overlap_) return;
-  const std::size_t bucket = bucketOf_[index];
-  bool complete = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    complete = --pending_[bucket] == 0;
-    if (complete) readyAt_[bucket] = std::chrono::steady_clock::now();
-  }
-  if (complete) workReady_.notify_one();
-}
-
-void GradientAverager::Impl::checkAllMarked() const {
-  if (markedCount_ == gradients_.size()) return;
-  std::string names;
-  std::size_t named = 0;
-  for (std::size_t g = 0; g < gradients_.size() && named < kMissingNamed; ++g)
-    if (!marked_[g]) names += (named++ ? ", " : "") + std::to_string(g);
-  const std::size_t missing = gradients_.size() - markedCount_;
-  if (missing > named) names += ", ...";
-  throw InvalidArgument("GradientAverager::synchronize: " + std::to_string(missing) +
-                        " gradients were not marked ready in this step (" + names +
-                        "); call markReady for each, or averageAll()");
-}
-
-void GradientAverager::Impl::synchronize() {
-  ensureUsable();
-  ensureAgreed();
-  checkAllMarked();
-  const detail::TimelineSpan waiting(timeline_.get(), detail::SpanKind::kSynchronize, stats_.steps);
-  const auto start = std::chrono::steady_clock::now();
-  std::exception_ptr error = overlap_ ? waitForBuckets() : runAllBuckets();
-  if (!error && deviceRunner_) {
-    try {
-      deviceRunner_->finishStep(comm_.options().timeoutSeconds);
-    } catch (const TimeoutError& timeout) {
-      abortCommunicator(timeout.what());
-      error = std::current_exception();
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }
-  finishStep(error, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-}
-
-void GradientAverager::Impl::averageAll() {
-  ensureUsable();
-  // Backward order, so that with overlap each bucket starts as soon as it is complete.
-  for (std::size_t g = gradients_.size(); g-- > 0;)
-    if (!marked_[g]) markReady(g, nullptr);
-  synchronize();
-}
-
-void GradientAverager::Impl::finishStep(std::exception_ptr error, double seconds) {
-  detail::CoreAccess::of(comm_).averagerStepEnds();
-  marked_.assign(marked_.size(), false);
-  markedCount_ = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_ = bucketMembers_;
-    next_ = 0;
-    error_ = nullptr;
-  }
-  ++stats_.steps;
-  lastStep_ = timings_;
-  stats_.lastSynchronizeSeconds = seconds;
-  stats_.totalSynchronizeSeconds += seconds;
-  if (!error) return;
-  // A failure that aborted the communicator (timeout, transport) leaves the averager unusable;
-  // one found from the fingerprints (mismatch, non-finite input) leaves every rank in step.
-  if (comm_.aborted()) {
-    failed_ = true;
-    failureCode_ = ErrorCode::kAborted;
-    failureMessage_ = comm_.abortReason();
-  }
-  std::rethrow_exception(error);
 }
 
 }  // namespace ringsync

@@ -87,6 +87,9 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
   app.add_flag("--fp16-wire", c.fp16Wire,
                "Send the gradients as float16 (half the bytes; sums kept in float32 between ring steps). "
                "CPU engine only: device gradients go as float32");
+  app.add_flag("--shard", c.shard,
+               "Sharded data parallelism (ZeRO-1/2): reduce-scatter the gradients, each rank updates and keeps "
+               "momentum for its shard only, all-gather the parameters (same updates as without)");
   app.add_option("--print-every", c.printEvery, "Steps between progress lines (0: none)")->capture_default_str();
   app.add_option("--replica-check-every", c.replicaCheckEvery, "Steps between replica checksum checks (0: at the end)")
       ->capture_default_str();

@@ -1,7 +1,8 @@
 // Where the model's arithmetic runs: the CPU engine (OpenBLAS) or the GPU engine (cuBLAS and the
-// trainer's kernels). An engine owns the parameters, momentum and gradients (flat, in
-// ModelLayout's order) in its own memory; the trainer moves them to the host only to broadcast,
-// checksum or checkpoint them.
+// trainer's kernels). An engine owns the parameters and gradients (flat, in ModelLayout's order)
+// and the momentum of the parameters it updates (its Ownership: all of them, or with --shard this
+// rank's shard) in its own memory; the trainer moves them to the host only to broadcast, checksum
+// or checkpoint them.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config.h"
 #include "model.h"
@@ -16,6 +18,20 @@
 struct CUstream_st;  // cudaStream_t, without CUDA's headers
 
 namespace ringsync::trainer {
+
+// The elements of each tensor whose update this rank makes and keeps momentum for: one slice
+// [begin, end) per tensor, in layout order (an empty slice when it owns none). Replicated, every
+// tensor whole; sharded, the ShardedGradientAverager's shard. The momentum holds the slices back to
+// back in this order.
+struct OwnedSlice {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t count() const { return end - begin; }
+};
+using Ownership = std::vector<OwnedSlice>;
+
+Ownership wholeModel(const ModelLayout& layout);
+std::size_t stateCount(const Ownership& owned);  // momentum elements: the slices' total
 
 struct BatchStats {
   double lossSum = 0;        // summed (not averaged) cross-entropy over the rows
@@ -32,24 +48,36 @@ class ComputeEngine {
   // `ready` are final once the work enqueued there so far has run.
   virtual CUstream_st* stream() const { return nullptr; }
 
-  // Host arrays of layout().parameterCount() floats; momentum may be nullptr in getState.
+  // Which slices this engine updates (default: wholeModel); resizes the momentum to
+  // stateCount(owned) (its values are then undefined until setState).
+  virtual void setOwnership(const Ownership& owned) = 0;
+  virtual const Ownership& ownership() const = 0;
+
+  // Host arrays: layout().parameterCount() parameters, stateCount(ownership()) momentum values;
+  // momentum may be nullptr in getState.
   virtual void setState(const float* parameters, const float* momentum) = 0;
   virtual void getState(float* parameters, float* momentum) const = 0;
 
-  // The flat gradient vector in the engine's memory (what the gradient averager reduces).
+  // The flat gradient and parameter vectors in the engine's memory (what the averager reduces and,
+  // sharded, gathers).
   virtual float* gradients() = 0;
+  virtual float* parameters() = 0;
 
   // Forward and backward over `rows` samples (x: rows x inputs, y: labels, both host memory;
-  // rows may be 0). Writes `scale` x the gradient of the summed loss into gradients() and calls
-  // ready(t) as soon as tensor t's gradient is final, last layer first, so its all-reduce can
-  // start while backward goes on.
+  // rows may be 0). Calls needed(t) before forward first reads tensor t's parameters (a sharded
+  // run waits there for their gather; may be empty). Writes `scale` x the gradient of the summed
+  // loss into gradients() and calls ready(t) as soon as tensor t's gradient is final, last layer
+  // first, so its exchange can start while backward goes on.
   virtual BatchStats trainBatch(const float* x, const std::int32_t* y, std::size_t rows, float scale,
-                                const std::function<void(std::size_t)>& ready) = 0;
+                                const std::function<void(std::size_t)>& ready,
+                                const std::function<void(std::size_t)>& needed) = 0;
   // Forward only, any number of rows (processed in slices of at most maxRows()).
   virtual BatchStats evaluate(const float* x, const std::int32_t* y, std::size_t rows) = 0;
 
-  // v = momentum v + (g + weightDecay w); w -= lr v, on every parameter (PyTorch's SGD).
-  virtual void applySgd(const SgdSettings& sgd, float learningRate) = 0;
+  // v = momentum v + (g + weightDecay w); w -= lr v (PyTorch's SGD) on the owned slices, tensor by
+  // tensor in layout order, calling updated(t) once tensor t's slice is updated (enqueued, for the
+  // GPU engine): for every tensor, also one whose slice is empty.
+  virtual void applySgd(const SgdSettings& sgd, float learningRate, const std::function<void(std::size_t)>& updated) = 0;
 
   virtual std::size_t maxRows() const = 0;
   virtual const ModelLayout& layout() const = 0;

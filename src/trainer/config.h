@@ -42,6 +42,7 @@ struct TrainerConfig {
   int blasThreads = 1;             // OpenBLAS threads per rank
   bool overlap = true;             // start gradient buckets during backward
   bool fp16Wire = false;           // host gradients as float16 on the wire (Horovod's Compression.fp16)
+  bool shard = false;              // ZeRO-1/2: reduce-scatter, update this rank's shard, all-gather
 
   std::size_t printEvery = 100;        // steps between progress lines (0: none)
   std::size_t replicaCheckEvery = 200; // steps between replica checks (0: only at the end)

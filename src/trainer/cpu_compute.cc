@@ -20,7 +20,8 @@ class CpuEngine final : public ComputeEngine {
  public:
   CpuEngine(const ModelLayout& layout, std::size_t maxRows, int threads)
       : layout_(layout), maxRows_(std::max<std::size_t>(maxRows, 1)), threads_(threads),
-        parameters_(layout.parameterCount()), momentum_(layout.parameterCount()), gradients_(layout.parameterCount()),
+        owned_(wholeModel(layout)), parameters_(layout.parameterCount()), momentum_(layout.parameterCount()),
+        gradients_(layout.parameterCount()),
         activations_(layout.layerCount()), deltaA_(maxRows_ * layout.widestLayer()),
         deltaB_(maxRows_ * layout.widestLayer()), ones_(maxRows_, 1.0f) {
     openblas_set_num_threads(threads_);
@@ -33,6 +34,13 @@ class CpuEngine final : public ComputeEngine {
   }
   bool deviceMemory() const override { return false; }
 
+  void setOwnership(const Ownership& owned) override {
+    owned_ = owned;
+    momentum_.assign(stateCount(owned_), 0.0f);
+    momentum_.shrink_to_fit();  // the point of sharding: only this rank's share of the state
+  }
+  const Ownership& ownership() const override { return owned_; }
+
   void setState(const float* parameters, const float* momentum) override {
     std::copy(parameters, parameters + parameters_.size(), parameters_.begin());
     std::copy(momentum, momentum + momentum_.size(), momentum_.begin());
@@ -42,15 +50,17 @@ class CpuEngine final : public ComputeEngine {
     if (momentum) std::copy(momentum_.begin(), momentum_.end(), momentum);
   }
   float* gradients() override { return gradients_.data(); }
+  float* parameters() override { return parameters_.data(); }
 
   BatchStats trainBatch(const float* x, const std::int32_t* y, std::size_t rows, float scale,
-                        const std::function<void(std::size_t)>& ready) override {
+                        const std::function<void(std::size_t)>& ready,
+                        const std::function<void(std::size_t)>& needed) override {
     if (rows == 0) {  // this rank holds no share of a short batch: it contributes zeros
       std::fill(gradients_.begin(), gradients_.end(), 0.0f);
       for (std::size_t t = layout_.tensorCount(); t-- > 0;) ready(t);
       return {};
     }
-    const float* logits = forward(x, rows);
+    const float* logits = forward(x, rows, needed);
     const BatchStats stats = softmaxCrossEntropy(logits, y, rows, layout_.classes(), scale, deltaA_.data());
     backward(x, rows, ready);
     return stats;
@@ -60,7 +70,7 @@ class CpuEngine final : public ComputeEngine {
     BatchStats total;
     for (std::size_t first = 0; first < rows; first += maxRows_) {
       const std::size_t slice = std::min(maxRows_, rows - first);
-      const float* logits = forward(x + first * layout_.inputWidth(), slice);
+      const float* logits = forward(x + first * layout_.inputWidth(), slice, {});
       const BatchStats stats = softmaxCrossEntropy(logits, y + first, slice, layout_.classes(), 0.0f, nullptr);
       total.lossSum += stats.lossSum;
       total.correct += stats.correct;
@@ -68,18 +78,29 @@ class CpuEngine final : public ComputeEngine {
     return total;
   }
 
-  void applySgd(const SgdSettings& sgd, float learningRate) override {
-    sgdMomentumStep(parameters_.data(), momentum_.data(), gradients_.data(), parameters_.size(), sgd, learningRate);
+  void applySgd(const SgdSettings& sgd, float learningRate, const std::function<void(std::size_t)>& updated) override {
+    float* velocity = momentum_.data();
+    for (std::size_t t = 0; t < owned_.size(); ++t) {
+      const std::size_t at = layout_.tensor(t).offset + owned_[t].begin;
+      sgdMomentumStep(parameters_.data() + at, velocity, gradients_.data() + at, owned_[t].count(), sgd, learningRate);
+      velocity += owned_[t].count();
+      updated(t);
+    }
   }
 
   std::size_t maxRows() const override { return maxRows_; }
   const ModelLayout& layout() const override { return layout_; }
 
  private:
-  // Returns the logits (rows x classes); keeps every layer's output for backward.
-  const float* forward(const float* x, std::size_t rows) {
+  // Returns the logits (rows x classes); keeps every layer's output for backward. Calls needed(t)
+  // (when given) before a layer first reads tensor t.
+  const float* forward(const float* x, std::size_t rows, const std::function<void(std::size_t)>& needed) {
     const float* input = x;
     for (std::size_t l = 0; l < layout_.layerCount(); ++l) {
+      if (needed) {
+        needed(ModelLayout::weightTensor(l));
+        needed(ModelLayout::biasTensor(l));
+      }
       const std::size_t in = layout_.inputs(l), out = layout_.outputs(l);
       float* output = activations_[l].data();
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, asBlasInt(rows), asBlasInt(out), asBlasInt(in), 1.0f,
@@ -128,7 +149,8 @@ class CpuEngine final : public ComputeEngine {
   ModelLayout layout_;
   std::size_t maxRows_;
   int threads_;
-  std::vector<float> parameters_, momentum_, gradients_;
+  Ownership owned_;
+  std::vector<float> parameters_, momentum_, gradients_;  // momentum_: the owned slices, back to back
   std::vector<std::vector<float>> activations_;  // activations_[l]: output of layer l (after ReLU)
   std::vector<float> deltaA_, deltaB_;           // rows x widest: the delta flowing down
   std::vector<float> ones_;                      // sums a delta's rows into a bias gradient

@@ -22,7 +22,8 @@ class GpuEngine final : public ComputeEngine {
  public:
   GpuEngine(const ModelLayout& layout, std::size_t maxRows, int device)
       : layout_(layout), maxRows_(std::max<std::size_t>(maxRows, 1)), device_(device), onDevice_(selectDevice(device)),
-        blas_(stream_.get()), parameters_(layout.parameterCount()), momentum_(layout.parameterCount()),
+        blas_(stream_.get()), owned_(wholeModel(layout)), parameters_(layout.parameterCount()),
+        momentum_(layout.parameterCount()),
         gradients_(layout.parameterCount()), x_(maxRows_ * layout.inputWidth()), labels_(maxRows_),
         deltaA_(maxRows_ * layout.widestLayer()), deltaB_(maxRows_ * layout.widestLayer()), ones_(maxRows_),
         rowLoss_(maxRows_), rowCorrect_(maxRows_), hostLoss_(maxRows_), hostCorrect_(maxRows_) {
@@ -38,22 +39,35 @@ class GpuEngine final : public ComputeEngine {
   bool deviceMemory() const override { return true; }
   CUstream_st* stream() const override { return stream_.get(); }
 
+  void setOwnership(const Ownership& owned) override {
+    stream_.synchronize();
+    owned_ = owned;
+    momentum_ = gpu::DeviceArray<float>(stateCount(owned_));  // only this rank's share of the state
+  }
+  const Ownership& ownership() const override { return owned_; }
+
   void setState(const float* parameters, const float* momentum) override {
     stream_.synchronize();
     const std::size_t bytes = layout_.parameterCount() * sizeof(float);
     RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(parameters_.get(), parameters, bytes, cudaMemcpyHostToDevice));
-    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(momentum_.get(), momentum, bytes, cudaMemcpyHostToDevice));
+    if (momentum_.count() > 0)
+      RINGSYNC_TRAINER_CHECK_CUDA(
+          cudaMemcpy(momentum_.get(), momentum, momentum_.count() * sizeof(float), cudaMemcpyHostToDevice));
   }
   void getState(float* parameters, float* momentum) const override {
     stream_.synchronize();
     const std::size_t bytes = layout_.parameterCount() * sizeof(float);
     RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(parameters, parameters_.get(), bytes, cudaMemcpyDeviceToHost));
-    if (momentum) RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(momentum, momentum_.get(), bytes, cudaMemcpyDeviceToHost));
+    if (momentum && momentum_.count() > 0)
+      RINGSYNC_TRAINER_CHECK_CUDA(
+          cudaMemcpy(momentum, momentum_.get(), momentum_.count() * sizeof(float), cudaMemcpyDeviceToHost));
   }
   float* gradients() override { return gradients_.get(); }
+  float* parameters() override { return parameters_.get(); }
 
   BatchStats trainBatch(const float* x, const std::int32_t* y, std::size_t rows, float scale,
-                        const std::function<void(std::size_t)>& ready) override {
+                        const std::function<void(std::size_t)>& ready,
+                        const std::function<void(std::size_t)>& needed) override {
     if (rows == 0) {  // no share of a short batch: contribute zeros
       RINGSYNC_TRAINER_CHECK_CUDA(
           cudaMemsetAsync(gradients_.get(), 0, layout_.parameterCount() * sizeof(float), stream_.get()));
@@ -61,7 +75,7 @@ class GpuEngine final : public ComputeEngine {
       return {};
     }
     upload(x, y, rows);
-    const float* logits = forward(rows);
+    const float* logits = forward(rows, needed);
     kernels::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(),
                                  rowLoss_.get(), rowCorrect_.get(), stream_.get());
     backward(rows, ready);
@@ -73,7 +87,7 @@ class GpuEngine final : public ComputeEngine {
     for (std::size_t first = 0; first < rows; first += maxRows_) {
       const std::size_t slice = std::min(maxRows_, rows - first);
       upload(x + first * layout_.inputWidth(), y + first, slice);
-      const float* logits = forward(slice);
+      const float* logits = forward(slice, {});
       kernels::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr,
                                    rowLoss_.get(), rowCorrect_.get(), stream_.get());
       const BatchStats stats = downloadStats(slice);
@@ -83,9 +97,21 @@ class GpuEngine final : public ComputeEngine {
     return total;
   }
 
-  void applySgd(const SgdSettings& sgd, float learningRate) override {
-    kernels::sgdMomentum(parameters_.get(), momentum_.get(), gradients_.get(), layout_.parameterCount(),
-                         learningRate, sgd.momentum, sgd.weightDecay, stream_.get());
+  // Slices that follow each other in the flat vector go in one launch (the whole model in one when
+  // replicated); updated(t) follows the launch that covers tensor t.
+  void applySgd(const SgdSettings& sgd, float learningRate, const std::function<void(std::size_t)>& updated) override {
+    std::size_t state = 0, first = 0;  // the run of tensors [first, t] not launched yet
+    for (std::size_t t = 0; t < owned_.size(); ++t) {
+      const bool last = t + 1 == owned_.size();
+      if (!last && layout_.tensor(t).offset + owned_[t].end == layout_.tensor(t + 1).offset + owned_[t + 1].begin) continue;
+      const std::size_t at = layout_.tensor(first).offset + owned_[first].begin;
+      const std::size_t count = layout_.tensor(t).offset + owned_[t].end - at;
+      if (count > 0)
+        kernels::sgdMomentum(parameters_.get() + at, momentum_.get() + state, gradients_.get() + at, count, learningRate,
+                             sgd.momentum, sgd.weightDecay, stream_.get());
+      state += count;
+      for (; first <= t; ++first) updated(first);
+    }
   }
 
   std::size_t maxRows() const override { return maxRows_; }
@@ -104,9 +130,15 @@ class GpuEngine final : public ComputeEngine {
         cudaMemcpyAsync(labels_.get(), y, rows * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_.get()));
   }
 
-  const float* forward(std::size_t rows) {
+  // needed(t) (when given) before a layer's work that reads tensor t is enqueued: a sharded run
+  // makes the stream wait there for the tensor's gather.
+  const float* forward(std::size_t rows, const std::function<void(std::size_t)>& needed) {
     const float* input = x_.get();
     for (std::size_t l = 0; l < layout_.layerCount(); ++l) {
+      if (needed) {
+        needed(ModelLayout::weightTensor(l));
+        needed(ModelLayout::biasTensor(l));
+      }
       const int in = asInt(layout_.inputs(l)), out = asInt(layout_.outputs(l));
       float* output = activations_[l].get();
       RINGSYNC_TRAINER_CHECK_CUBLAS(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, asInt(rows), in, &kOne,
@@ -162,7 +194,8 @@ class GpuEngine final : public ComputeEngine {
   int onDevice_;  // set before any member that allocates on the device
   gpu::Stream stream_;
   gpu::CublasHandle blas_;
-  gpu::DeviceArray<float> parameters_, momentum_, gradients_, x_;
+  Ownership owned_;
+  gpu::DeviceArray<float> parameters_, momentum_, gradients_, x_;  // momentum_: the owned slices
   gpu::DeviceArray<std::int32_t> labels_;
   std::vector<gpu::DeviceArray<float>> activations_;
   gpu::DeviceArray<float> deltaA_, deltaB_, ones_, rowLoss_;

@@ -59,6 +59,11 @@ std::string formatSummary(const RunReport& r) {
                  r.firstStep, r.lastStep, r.config.sgd.learningRate, lrScheduleName(r.config.sgd.schedule),
                  r.config.sgd.momentum, r.config.sgd.weightDecay);
   text += format("#   gradients: %s\n", r.sync.c_str());
+  text += format("#   per rank: optimizer state %zu bytes (%.3g of a replica's %zu), %zu bytes sent per step (ring "
+                 "count), step %.3f ms\n",
+                 r.optimizerStateBytes,
+                 r.replicatedStateBytes > 0 ? static_cast<double>(r.optimizerStateBytes) / r.replicatedStateBytes : 0.0,
+                 r.replicatedStateBytes, r.wireBytesPerStep, r.stepSeconds * 1e3);
   text += format("#   test accuracy %.4f (%llu/%llu)  test loss %.4f  train loss %.4f\n", r.finalTest.accuracy,
                  static_cast<unsigned long long>(r.finalTest.correct), static_cast<unsigned long long>(r.finalTest.samples),
                  r.finalTest.loss, r.finalTrainLoss);
@@ -96,6 +101,7 @@ std::string reportJson(const RunReport& r) {
                                  {"seed", c.seed},
                                  {"overlap", c.overlap},
                                  {"fp16_wire", c.fp16Wire},
+                                 {"shard", c.shard},
                                  {"blas_threads", c.blasThreads}};
   const nlohmann::ordered_json root = {{"tool", "ringsync-train"},
                                {"ranks", r.ranks},
@@ -115,7 +121,12 @@ std::string reportJson(const RunReport& r) {
                                {"train_seconds", r.trainSeconds},
                                {"total_seconds", r.totalSeconds},
                                {"samples_per_second", r.samplesPerSecond},
-                               {"comm_wait_share", r.waitShare}};
+                               {"comm_wait_share", r.waitShare},
+                               {"step_seconds", r.stepSeconds},
+                               {"sharded", r.sharded},
+                               {"bytes_sent_per_rank_per_step", r.wireBytesPerStep},
+                               {"optimizer_state_bytes_per_rank", r.optimizerStateBytes},
+                               {"replicated_optimizer_state_bytes", r.replicatedStateBytes}};
   return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

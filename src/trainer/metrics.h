@@ -19,7 +19,7 @@ struct StepStats {
   double correct = 0;
   double samples = 0;
   double stepSeconds = 0;  // whole steps: batch gather, forward, backward, synchronize, update
-  double waitSeconds = 0;  // blocked in the gradient synchronisation
+  double waitSeconds = 0;  // blocked in the gradient synchronisation (--shard: and the parameter gathers)
   double steps = 0;        // steps counted (each rank counts each step once)
 
   void add(const StepStats& other);
@@ -60,6 +60,11 @@ struct RunReport {
   double totalSeconds = 0;      // wall time of Trainer::run
   double samplesPerSecond = 0;  // over the steps after the first few (warm-up)
   double waitShare = 0;         // of step time, blocked in the gradient synchronisation
+  double stepSeconds = 0;       // mean step time (over ranks and steps) after the warm-up
+  bool sharded = false;         // --shard
+  std::size_t wireBytesPerStep = 0;      // bytes each rank sends per step (the ring's count)
+  std::size_t optimizerStateBytes = 0;   // momentum bytes per rank (the largest rank's)
+  std::size_t replicatedStateBytes = 0;  // ... what a replica holds: every parameter's
 };
 
 std::string formatProgress(std::size_t epoch, std::size_t epochs, std::size_t step, const StepStats& window, int ranks);

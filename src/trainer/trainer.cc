@@ -5,6 +5,7 @@
 
 #include "ringsync/errors.h"
 #include "errors.h"
+#include "optimizer_state.h"
 #include "random.h"
 #include "replica_check.h"
 #include "schedule.h"
@@ -41,13 +42,15 @@ Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTes
   }
   x_.resize(engine_->maxRows() * layout_.inputWidth());
   y_.resize(engine_->maxRows());
+  sync_ = makeGradientSync(comm_, layout_, engine_->gradients(), engine_->parameters(),
+                           {config_.overlap, config_.fp16Wire, config_.shard});
+  engine_->setOwnership(sync_->ownership(comm_.rank()));
   initialise();
-  averager_ = makeGradientAverager(comm_, layout_, engine_->gradients(), {config_.overlap, config_.fp16Wire});
 }
 
 void Trainer::initialise() {
   const std::size_t count = layout_.parameterCount();
-  std::vector<float> parameters(count), momentum(count, 0.0f);
+  std::vector<float> parameters(count), momentum(stateCount(engine_->ownership()), 0.0f);
   if (config_.resume) {
     Checkpoint c = loadCheckpoint(comm_, config_.checkpointPath);
     const std::string file = "--resume: " + config_.checkpointPath;
@@ -61,7 +64,7 @@ void Trainer::initialise() {
     }
     if (c.position.batch > batchesPerEpoch_) throw ConfigError(file + " is past the end of an epoch of this data set");
     parameters = std::move(c.parameters);
-    momentum = std::move(c.momentum);
+    momentum = ownedMomentum(engine_->ownership(), layout_, c.momentum);  // the whole of it when replicated
     position_ = c.position;
   } else {
     if (comm_.rank() == 0) parameters = initialParameters(layout_, config_.seed);
@@ -98,11 +101,18 @@ RunReport Trainer::run() {
   report.finalTest = evaluatedNow ? report.epochRecords.back().test : evaluate();
   if (!config_.checkpointPath.empty()) save();
   report.lastStep = position_.step;
-  report.sync = describeGradientSync(*averager_);  // after the steps: says how the last one travelled
+  report.sync = sync_->describe();  // after the steps: says how the last one travelled
   report.finalTrainLoss = report.epochRecords.empty() ? 0 : report.epochRecords.back().trainLoss;
   const StepStats timed = timed_.reduce(comm_);
   report.samplesPerSecond = timed.samplesPerSecond(comm_.size());
   report.waitShare = timed.waitShare();
+  report.stepSeconds = timed.steps > 0 ? timed.stepSeconds / timed.steps : 0;
+  report.sharded = sync_->sharded();
+  report.wireBytesPerStep = sync_->wireBytesPerStep();
+  std::uint64_t stateBytes = optimizerStateBytes();
+  comm_.allreduce(&stateBytes, &stateBytes, 1, DataType::kUInt64, ReduceOp::kMax);
+  report.optimizerStateBytes = stateBytes;
+  report.replicatedStateBytes = layout_.parameterCount() * sizeof(float);
   double trainSeconds = trainSeconds_;
   comm_.allreduce(&trainSeconds, &trainSeconds, 1, DataType::kFloat64, ReduceOp::kMax);
   report.trainSeconds = trainSeconds;
@@ -130,15 +140,24 @@ void Trainer::trainStep(const std::vector<std::uint32_t>& order, std::size_t bat
   gatherBatch(data_.train, order.data() + batch * globalBatch_ + share.begin, share.count, x_.data(), y_.data());
   // The averager's stream waits on the GPU engine's; the CPU engine has none (host gradients).
   CUstream_st* const stream = engine_->stream();
-  const auto ready = [this, stream](std::size_t tensor) { averager_->markReady(tensor, stream); };
+  const auto ready = [this, stream](std::size_t tensor) { sync_->markReady(tensor, stream); };
+  // Sharded: forward waits for each layer's gather, started by the last step's update (time the
+  // step spends waiting for communication, like synchronize()).
+  double gatherWait = 0;
+  const auto needed = [this, stream, &gatherWait](std::size_t tensor) {
+    const auto waitStart = Clock::now();
+    sync_->waitForParameter(tensor, stream);
+    gatherWait += secondsSince(waitStart);
+  };
   // Each rank's gradient is scaled by 1/rows (the global batch), so summing over the ranks gives
   // the mean over the whole batch whatever each rank's share.
-  const BatchStats stats =
-      engine_->trainBatch(x_.data(), y_.data(), share.count, 1.0f / static_cast<float>(rows), ready);
+  const BatchStats stats = engine_->trainBatch(x_.data(), y_.data(), share.count, 1.0f / static_cast<float>(rows),
+                                               ready, sync_->sharded() ? needed : std::function<void(std::size_t)>());
   const auto waitStart = Clock::now();
-  averager_->synchronize();
-  const double wait = secondsSince(waitStart);
-  engine_->applySgd(config_.sgd, learningRateAt(config_.sgd, position_.step, totalSteps_));
+  sync_->synchronize();
+  const double wait = secondsSince(waitStart) + gatherWait;
+  engine_->applySgd(config_.sgd, learningRateAt(config_.sgd, position_.step, totalSteps_),
+                    [this, stream](std::size_t tensor) { sync_->markUpdated(tensor, stream); });
   const double seconds = secondsSince(start);
   const StepStats step{stats.lossSum, static_cast<double>(stats.correct), static_cast<double>(share.count), seconds, wait, 1};
   window_.add(step);
@@ -176,7 +195,10 @@ EpochRecord Trainer::finishEpoch(std::size_t epoch, bool evaluateNow, double sec
   return record;
 }
 
+void Trainer::completeParameters() { sync_->gatherParameters(); }
+
 Evaluation Trainer::evaluate() {
+  completeParameters();
   const Share share = shareOf(data_.test.count, comm_.rank(), comm_.size());
   double sums[2] = {0, 0};  // loss, correct
   for (std::size_t done = 0; done < share.count;) {
@@ -193,6 +215,7 @@ Evaluation Trainer::evaluate() {
 }
 
 void Trainer::checkReplicasNow() {
+  completeParameters();
   const std::vector<float> current = parameters();
   checkReplicas(comm_, parameterChecksum(current.data(), current.size()), position_.step);
 }
@@ -200,6 +223,7 @@ void Trainer::checkReplicasNow() {
 void Trainer::save() {
   if (savedStep_ == position_.step) return;  // e.g. the end of the run right after an epoch's save
   savedStep_ = position_.step;
+  completeParameters();
   Checkpoint c{layout_.widths(), config_.seed, globalBatch_, position_, parameters(), momentum()};
   saveCheckpoint(comm_, config_.checkpointPath, c);
 }
@@ -210,11 +234,13 @@ std::vector<float> Trainer::parameters() const {
   return values;
 }
 
-std::vector<float> Trainer::momentum() const {
-  std::vector<float> parameters(layout_.parameterCount()), values(layout_.parameterCount());
-  engine_->getState(parameters.data(), values.data());
-  return values;
+std::vector<float> Trainer::momentum() {
+  std::vector<float> parameters(layout_.parameterCount()), owned(stateCount(engine_->ownership()));
+  engine_->getState(parameters.data(), owned.data());
+  return gatherMomentum(comm_, *sync_, layout_, owned);
 }
+
+std::size_t Trainer::optimizerStateBytes() const { return stateCount(engine_->ownership()) * sizeof(float); }
 
 void Trainer::say(const std::string& line) const {
   if (progress_ && !config_.quiet && comm_.rank() == 0) *progress_ << line << std::endl;

@@ -2,6 +2,9 @@
 // rank computes its share of the global batch, hands each layer's gradient to the GradientAverager
 // as soon as backward produced it, waits for the sum over the ranks and applies the same SGD update,
 // so n ranks train exactly as one process would on the whole batch (up to float rounding).
+// With --shard (ZeRO-1/2) the gradients are reduce-scattered instead, each rank applies the update
+// to its shard only (and keeps momentum for it alone), and the shards are all-gathered, bucket by
+// bucket, while the next forward waits for each layer: the same updates, 1/N of the state.
 #pragma once
 
 #include <chrono>
@@ -32,8 +35,10 @@ class Trainer {
   // evaluates and (with a checkpoint path) saves. Raises ReplicaMismatch if the replicas diverged.
   RunReport run();
 
-  std::vector<float> parameters() const;  // host copy of this rank's replica
-  std::vector<float> momentum() const;
+  std::vector<float> parameters() const;  // host copy of this rank's replica (complete after run())
+  // Host copy of the full momentum (every parameter's; collective with --shard: gathered).
+  std::vector<float> momentum();
+  std::size_t optimizerStateBytes() const;  // this rank's momentum
   const TrainingPosition& position() const { return position_; }
   std::size_t totalSteps() const { return totalSteps_; }
 
@@ -45,6 +50,7 @@ class Trainer {
   void initialise();
   bool runEpoch(std::size_t epoch);  // false once maxSteps is reached
   void trainStep(const std::vector<std::uint32_t>& order, std::size_t batch);
+  void completeParameters();  // collective: the sharded gather in flight ends (a no-op replicated)
   void afterStep(std::size_t epoch);
   void checkReplicasNow();
   void save();
@@ -57,7 +63,7 @@ class Trainer {
   const TrainTestData& data_;
   ModelLayout layout_;
   std::unique_ptr<ComputeEngine> engine_;
-  std::unique_ptr<GradientAverager> averager_;  // after engine_: destroyed while its gradients exist
+  std::unique_ptr<GradientSync> sync_;  // after engine_: destroyed while its gradients exist
   std::ostream* progress_;
 
   std::size_t globalBatch_ = 0, batchesPerEpoch_ = 0, totalSteps_ = 0;

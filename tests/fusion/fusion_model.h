@@ -61,11 +61,14 @@ class Model {
   }
 
   // "" when every element holds the closed-form result over `ranks` ranks, else the first difference.
-  std::string check(int ranks, int step, ReduceOp op) const {
+  // With `ranges`, only the elements [ranges[g].begin, ranges[g].end) of gradient g are checked.
+  std::string check(int ranks, int step, ReduceOp op, const std::vector<ShardRange>* ranges = nullptr) const {
     for (std::size_t g = 0; g < layers_.size(); ++g) {
       TypedBuffer values(layers_[g].type, layers_[g].count);
       if (values.bytes() > 0) std::memcpy(values.data(), pointers_[g], values.bytes());
-      for (std::size_t i = 0; i < values.count(); ++i) {
+      const std::size_t first = ranges ? (*ranges)[g].begin : 0;
+      const std::size_t last = ranges ? (*ranges)[g].end : values.count();
+      for (std::size_t i = first; i < last; ++i) {
         const double want = closed_form::allreduceExpected(op, values.type(), ranks, index(g, i, step));
         if (values.get(i) != want)
           return "gradient " + std::to_string(g) + " (" + dataTypeName(values.type()) + ") element " +
@@ -86,6 +89,20 @@ class Model {
   }
 
   void* data(std::size_t g) { return pointers_[g]; }
+
+  // Every byte of every tensor set to `byte` (stale values a gather must overwrite).
+  void scramble(std::uint8_t byte) {
+    for (std::size_t g = 0; g < layers_.size(); ++g)
+      if (layers_[g].count > 0) std::memset(pointers_[g], byte, layers_[g].count * dataTypeSize(layers_[g].type));
+  }
+
+  // Elements [range.begin, range.end) of tensor g copied from `other` (a model of the same layers).
+  void copyRange(const Model& other, std::size_t g, ShardRange range) {
+    const std::size_t size = dataTypeSize(layers_[g].type);
+    if (!range.empty())
+      std::memcpy(static_cast<std::uint8_t*>(pointers_[g]) + range.begin * size,
+                  static_cast<const std::uint8_t*>(other.pointers_[g]) + range.begin * size, range.count() * size);
+  }
 
  private:
   static std::size_t index(std::size_t g, std::size_t i, int step) { return 5 * g + i + static_cast<std::size_t>(step); }

@@ -76,3 +76,36 @@ TEST_CASE("fallback: without MPI_THREAD_MULTIPLE buckets run fused in synchroniz
   CHECK(log.find("MPI_THREAD_SERIALIZED") != std::string::npos);
   REQUIRE(test::allRanks(!overlapping && wrong.empty() && occurrences(log, "needs MPI_THREAD_MULTIPLE") == 1));
 }
+
+TEST_CASE("fallback: a sharded averager runs its reduce-scatters in synchronize, its gathers in the waits",
+          "[fusion][shard]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const std::vector<std::size_t> counts = {300, 1, 2, 3, 256, 77, 0, 1000, 64, 65, 63};
+  Model grads(test::floatLayers(counts)), params(test::floatLayers(counts));
+  GradientAveragerOptions options;
+  options.bucketBytes = 1024;
+  options.firstBucketBytes = 256;
+  ShardedGradientAverager averager(comm, grads.buffers(), params.buffers(), options);
+  std::string wrong;
+  params.scramble(static_cast<std::uint8_t>(0x40 + comm.rank()));  // stale everywhere but the shards
+  for (int step = 0; step < 3; ++step) {
+    grads.fill(comm.rank(), step, ReduceOp::kAvg);
+    for (std::size_t g = counts.size(); g-- > 0;) averager.markReady(g);
+    averager.synchronize();
+    std::vector<ShardRange> own;
+    for (std::size_t g = 0; g < counts.size(); ++g) {
+      own.push_back(averager.shard(g));
+      params.copyRange(grads, g, own.back());
+      averager.markUpdated(g);
+    }
+    if (wrong.empty()) wrong = grads.check(comm.size(), step, ReduceOp::kAvg, &own);
+    // Step 0 waits tensor by tensor (the gathers run here, in order), later steps at the next markReady.
+    if (step == 0)
+      for (std::size_t g = 0; g < counts.size(); ++g) averager.waitForParameter(g);
+    if (step == 2) averager.gatherParameters();
+    if (step != 1 && wrong.empty()) wrong = params.check(comm.size(), step, ReduceOp::kAvg);
+  }
+  INFO("first wrong: " << wrong);
+  CHECK_FALSE(averager.overlapping());
+  REQUIRE(test::allRanks(!averager.overlapping() && wrong.empty()));
+}

@@ -44,3 +44,25 @@ TEST_CASE("gpu engine: k steps give the cpu engine's parameters, replicas identi
   CHECK(report.lastStep == config.maxSteps);
   REQUIRE(test::allRanks(difference <= kTolerance && identical && report.lastStep == config.maxSteps));
 }
+
+TEST_CASE("gpu engine --shard: the cpu engine's parameters, replicas identical", "[trainer][gpu][shard]") {
+  RINGSYNC_GPU_TEST_OR_SKIP();
+  Communicator comm(MPI_COMM_WORLD);
+  TrainerConfig config = fixtures::smallConfig(13, 16);
+  const fixtures::RunOutcome cpu = fixtures::trainOn(comm, config);
+
+  config.device = Device::kGpu;
+  config.shard = true;  // device reduce-scatter and all-gather, momentum for the shard only
+  const GpuHooks hooks = gpuHooks();
+  const TrainTestData data = loadData(comm, config);
+  Trainer trainer(comm, config, data, makeEngineOnEveryRank(comm, config, &hooks), nullptr);
+  const RunReport report = trainer.run();
+  const std::vector<float> gpu = trainer.parameters();
+
+  const double difference = fixtures::relativeDifference(gpu, cpu.parameters);
+  const bool identical = test::identicalOnAllRanks(gpu.data(), gpu.size() * sizeof(float));
+  INFO("n=" << comm.size() << " steps=" << report.lastStep << ": " << report.sync << "; relative difference gpu/cpu "
+            << difference << ", replicas identical: " << identical);
+  REQUIRE(test::allRanks(difference <= kTolerance && identical && report.sharded &&
+                         report.lastStep == config.maxSteps));
+}

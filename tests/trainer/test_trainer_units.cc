@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "optimizer.h"
+#include "optimizer_state.h"
 #include "random.h"
 #include "replica_check.h"
 #include "schedule.h"
@@ -149,7 +150,10 @@ TEST_CASE("cpu engine: gradients match finite differences; ready order is backwa
   const std::vector<float> zero(parameters.size(), 0.0f);
   engine->setState(parameters.data(), zero.data());
   std::vector<std::size_t> order;
-  engine->trainBatch(x.data(), y.data(), 5, 1.0f / 5, [&](std::size_t t) { order.push_back(t); });
+  std::vector<std::size_t> needed;
+  engine->trainBatch(x.data(), y.data(), 5, 1.0f / 5, [&](std::size_t t) { order.push_back(t); },
+                     [&](std::size_t t) { needed.push_back(t); });
+  CHECK(needed == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});  // forward asks for each tensor before using it
   CHECK(order == std::vector<std::size_t>{5, 4, 3, 2, 1, 0});
   const std::vector<float> gradient(engine->gradients(), engine->gradients() + parameters.size());
   double worst = 0;
@@ -165,9 +169,49 @@ TEST_CASE("cpu engine: gradients match finite differences; ready order is backwa
   CHECK(worst < 2e-3);
   // A rank without a share of the batch contributes zeros and still marks every tensor.
   order.clear();
-  engine->trainBatch(x.data(), y.data(), 0, 1.0f, [&](std::size_t t) { order.push_back(t); });
+  engine->trainBatch(x.data(), y.data(), 0, 1.0f, [&](std::size_t t) { order.push_back(t); }, {});
   CHECK(order.size() == 6);
   CHECK(std::all_of(engine->gradients(), engine->gradients() + parameters.size(), [](float g) { return g == 0.0f; }));
+}
+
+TEST_CASE("cpu engine: an ownership updates its slices only, with momentum for them alone", "[trainer][unit][shard]") {
+  const ModelLayout layout({6, 5, 4, 3});  // tensors of 30, 5, 20, 4, 12, 3
+  const Ownership owned = {{3, 10}, {0, 0}, {5, 20}, {2, 4}, {0, 12}, {1, 3}};
+  auto whole = makeCpuEngine(layout, 8, 1), shard = makeCpuEngine(layout, 8, 1);
+  shard->setOwnership(owned);
+  CHECK(stateCount(shard->ownership()) == 7 + 0 + 15 + 2 + 12 + 2);
+  CHECK(stateCount(whole->ownership()) == layout.parameterCount());
+  const std::vector<float> parameters = initialParameters(layout, 5);
+  std::vector<float> momentum(layout.parameterCount());
+  for (std::size_t i = 0; i < momentum.size(); ++i) momentum[i] = 0.01f * static_cast<float>(i % 13);
+  whole->setState(parameters.data(), momentum.data());
+  shard->setState(parameters.data(), ownedMomentum(owned, layout, momentum).data());
+  std::vector<float> x(5 * 6);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.3 * static_cast<double>(i));
+  const std::vector<std::int32_t> y = {0, 2, 1, 2, 0};
+  SgdSettings sgd;
+  sgd.weightDecay = 0.01f;
+  std::vector<std::size_t> updated;
+  for (ComputeEngine* engine : {whole.get(), shard.get()}) {
+    engine->trainBatch(x.data(), y.data(), 5, 1.0f / 5, [](std::size_t) {}, {});
+    updated.clear();
+    engine->applySgd(sgd, 0.1f, [&](std::size_t t) { updated.push_back(t); });
+  }
+  CHECK(updated == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});  // every tensor, also one with nothing owned
+  std::vector<float> wholeParameters(layout.parameterCount()), wholeMomentum(layout.parameterCount());
+  std::vector<float> shardParameters(layout.parameterCount()), shardMomentum(stateCount(owned));
+  whole->getState(wholeParameters.data(), wholeMomentum.data());
+  shard->getState(shardParameters.data(), shardMomentum.data());
+  // The owned slices as the whole engine updated them (the same arithmetic), the rest untouched.
+  bool same = shardMomentum == ownedMomentum(owned, layout, wholeMomentum);
+  for (std::size_t t = 0; t < layout.tensorCount(); ++t)
+    for (std::size_t i = 0; i < layout.tensor(t).count; ++i) {
+      const std::size_t at = layout.tensor(t).offset + i;
+      const bool mine = i >= owned[t].begin && i < owned[t].end;
+      same = same && shardParameters[at] == (mine ? wholeParameters[at] : parameters[at]);
+    }
+  CHECK(same);
+  CHECK(wholeParameters != parameters);
 }
 
 TEST_CASE("compute engine: --device follows the communicator's CUDA device", "[trainer][unit]") {
@@ -263,6 +307,10 @@ TEST_CASE("json report: every field, strings escaped, non-finite numbers as null
   CHECK(parsed.at("epochs").at(0).at("test").at("accuracy").get<double>() == 0.75);
   CHECK_FALSE(parsed.at("epochs").at(1).contains("test"));
   CHECK(parsed.at("config").contains("lr_schedule"));
+  CHECK(parsed.at("config").at("shard") == false);
+  for (const char* key : {"step_seconds", "sharded", "bytes_sent_per_rank_per_step", "optimizer_state_bytes_per_rank",
+                          "replicated_optimizer_state_bytes"})
+    CHECK(parsed.contains(key));
 }
 
 TEST_CASE("idx: a plain and a gzip file read back exactly", "[trainer][unit][data]") {
@@ -291,10 +339,16 @@ TEST_CASE("cli: options reach the config; bad values are refused", "[trainer][un
   CHECK(config.sgd.learningRate == 0.2f);
   CHECK(config.sgd.schedule == LrSchedule::kConstant);
   CHECK_FALSE(config.overlap);
+  CHECK_FALSE(config.shard);
   CHECK((config.resume && config.checkpointPath == "x.ckpt" && config.epochs == 3));
   CHECK(parseLayers("784,256,128,10") == std::vector<std::size_t>{784, 256, 128, 10});
   CHECK_THROWS_WITH(parseLayers("784,0,10"), Catch::Contains("'0'"));
   CHECK_THROWS_WITH(parseLayers("784,x"), Catch::Contains("'x'"));
+
+  TrainerConfig sharded;
+  const char* shard[] = {"ringsync-train", "--shard"};
+  CHECK_FALSE(parseCommandLine(2, shard, sharded, true, out, err).has_value());
+  CHECK(sharded.shard);
 
   TrainerConfig other;
   const char* badDevice[] = {"ringsync-train", "--device", "tpu"};

@@ -137,8 +137,9 @@ detail::MemoryKind Communicator::Impl::memoryOf(const detail::Call& c) {
   if (detail::DeviceEpochs::averagerStepsInFlight() - (ownAveragerStep_ ? 1 : 0) > 0)
     throw InvalidArgument(std::string(call) +
                           ": a GradientAverager's device step is in flight in this process (from its first markReady "
-                          "to synchronize()); NCCL forbids using two communicators on one GPU at once (their kernels "
-                          "can wait on each other across ranks), so device collectives must wait for synchronize()");
+                          "to synchronize(), or for a ShardedGradientAverager from its first markReady to the end of "
+                          "the parameters' gather); NCCL forbids using two communicators on one GPU at once (their "
+                          "kernels can wait on each other across ranks), so device collectives must wait for it");
   // NCCL runs on one GPU per rank, and the staged copies and events are made there: a buffer on
   // another GPU is the caller's mistake, named before anything is sent.
   const int mine = device_->device();

@@ -26,20 +26,17 @@ struct Outcome {
   double got = 0, want = 0;
 };
 
-// Inputs and expectations depend on i only through i % 7, i % 5, i % 2 and (r + i) % n, so for
-// n <= 4 they repeat every 420 elements: tabulate one period instead of recomputing per element.
-constexpr std::size_t kPeriod = 420;
-
 Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
   const int n = comm.size();
-  REQUIRE(kPeriod % static_cast<std::size_t>(n) == 0);
-  double input[kPeriod], expected[kPeriod];
-  for (std::size_t i = 0; i < kPeriod; ++i) {
+  // Inputs and expectations repeat (closed_form.h): tabulate one period instead of recomputing per element.
+  const std::size_t period = closed_form::allreducePeriod(n);
+  std::vector<double> input(period), expected(period);
+  for (std::size_t i = 0; i < period; ++i) {
     input[i] = closed_form::allreduceInput(op, type, comm.rank(), n, i);
     expected[i] = closed_form::allreduceExpected(op, type, n, i);
   }
   TypedBuffer send(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % kPeriod]);
+  for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % period]);
   TypedBuffer recv(type, count);
   recv.fill(0xA5);
   if (inPlace) {
@@ -50,7 +47,7 @@ Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count
   const TypedBuffer& result = inPlace ? send : recv;
   Outcome outcome;
   for (std::size_t i = 0; i < count; ++i) {
-    const double want = expected[i % kPeriod];
+    const double want = expected[i % period];
     if (result.get(i) != want) {
       if (outcome.wrong++ == 0) outcome = {1, i, result.get(i), want};
     }
@@ -118,6 +115,23 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);
   REQUIRE(test::allRanks(outcome.wrong == 0));
   REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
+}
+
+TEST_CASE("allreduce: Rabenseifner forced, every type, op and count", "[allreduce][rabenseifner]") {
+  // On one node it runs across all ranks (np=3: rank 2 folded into rank 0 and served at the end);
+  // counts below the ranks leave some chunks empty, 4093 and 100003 split unevenly and take many
+  // parts per message.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;
+  sweep(options, {4093, 100003}, false);
+  Communicator comm(MPI_COMM_WORLD, options);
+  for (ReduceOp op : {ReduceOp::kAvg, ReduceOp::kSum}) {
+    const Outcome outcome = runOne(comm, DataType::kFloat32, op, 100003, true);
+    REQUIRE(test::allRanks(outcome.wrong == 0));
+    REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "rabenseifner"));
+  }
 }
 
 TEST_CASE("allreduce: handed to MPI (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {

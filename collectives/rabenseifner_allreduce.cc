@@ -58,8 +58,12 @@ void pieceAcrossNodes(AlgorithmContext& context, AlgorithmContext& node, const C
   const ContiguousView in(piece.send, elementBytes), out(piece.recv, elementBytes);
   PeerNames names(context.deadline);
   names.use(h.nodeGlobalRanks);
-  scatterRound(node, chunks, in);
+  // scatterRound's two halves, open in between: a wait may end in PeerTookAnotherAlgorithm while a
+  // node peer reads (or has read) this round, which every rank of the node then takes back.
+  auto [pieces, pieceCount] = piecesOf(in, 0, own.begin, own.begin + own.count, piece.count - own.begin - own.count);
+  node.rounds.begin(context.header, pieces, pieceCount);
   *nodeRoundOpen = true;
+  node.rounds.complete(context.deadline);
   CallSummary summary;
   for (int r = 0; r < h.localSize; ++r) summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.rounds.header(r));
   Butterfly butterfly({h.crossComm, h.nodeIndex, h.nodes, &h.crossGlobalRanks}, *context.doublingBuffers,

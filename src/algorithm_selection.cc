@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
@@ -150,25 +151,29 @@ const char* doublingReason(HierarchyBlocker blocker) {
 // Across nodes with at least kButterflyMinMembers butterfly members, the scale model's rule
 // (bench/scale_model/crossovers.py, proposed()): recursive doubling below S1, Rabenseifner from
 // S1, and from S2 (N not a power of two) the ring, or the hierarchical all-reduce where its
-// per-piece latencies keep up. Null: the rules below decide (fewer members, one node).
-const Selection* chooseAmongManyNodes(const SelectionInputs& in, std::size_t bytes, bool forcedHierarchical) {
-  static constexpr Selection kDoubling{AlgorithmId::kRecursiveDoublingAllreduce,
-                                       "small message across many nodes: recursive doubling (log2 N latencies, below "
-                                       "Rabenseifner's crossover S1)"};
-  static constexpr Selection kButterfly{AlgorithmId::kRabenseifnerAllreduce,
-                                        "mid-sized/large message across many nodes: Rabenseifner (2 log2 N latencies, "
-                                        "the ring's bytes; from S1, below S2)"};
-  static constexpr Selection kForcedButterfly{AlgorithmId::kRabenseifnerAllreduce,
-                                              "RINGSYNC_ALGO=hierarchical, but the layout allows none: automatic choice, "
-                                              "Rabenseifner"};
-  if (in.hierarchy == HierarchyBlocker::kOneNode || in.doublingMembers < kButterflyMinMembers) return nullptr;
+// per-piece latencies keep up (never the direct round across nodes: n-1 messages per rank).
+// Null: the rules of chooseAutomatically decide (fewer members, one node).
+std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::size_t bytes, bool forcedHierarchical) {
+  if (in.hierarchy == HierarchyBlocker::kOneNode || in.doublingMembers < kButterflyMinMembers) return std::nullopt;
   const int ranksPerNode = in.hierarchy == HierarchyBlocker::kNone ? in.size / in.doublingMembers : 1;
   const auto size = static_cast<double>(bytes);
-  if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode) && doublingFits(in, bytes)) return &kDoubling;
+  if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode) && doublingFits(in, bytes))
+    return Selection{AlgorithmId::kRecursiveDoublingAllreduce,
+                     "small message across many nodes: recursive doubling (log2 N latencies; below Rabenseifner's S1)"};
   const bool butterfly = size < rabenseifnerUpToBytes(in.doublingMembers) ||
                          (ranksPerNode > 1 && !hierarchicalKeepsUp(in, ranksPerNode));
-  if (!butterfly) return nullptr;  // the ring or the hierarchical all-reduce, below
-  return forcedHierarchical ? &kForcedButterfly : &kButterfly;
+  if (butterfly)
+    return Selection{AlgorithmId::kRabenseifnerAllreduce,
+                     forcedHierarchical ? "RINGSYNC_ALGO=hierarchical, but the layout allows none: automatic choice, "
+                                          "Rabenseifner"
+                                        : "mid-sized/large message across many nodes: Rabenseifner (2 log2 N latencies, "
+                                          "the ring's bytes; from S1, below S2)"};
+  if (in.hierarchy == HierarchyBlocker::kNone)
+    return Selection{AlgorithmId::kHierarchicalAllreduce,
+                     "large message across many nodes, L ranks per node: reduce-scatter in the node, ring across "
+                     "nodes, all-gather in the node (from S2)"};
+  return Selection{AlgorithmId::kRingAllreduce,
+                   forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : ringReason(in.hierarchy)};
 }
 
 Selection chooseAllreduce(const SelectionInputs& in) {
@@ -214,7 +219,7 @@ Selection chooseAutomatically(const SelectionInputs& in) {
     case Algorithm::kAuto: break;
   }
   const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;
-  if (const Selection* butterfly = chooseAmongManyNodes(in, bytes, forcedHierarchical)) return *butterfly;
+  if (const std::optional<Selection> manyNodes = chooseAmongManyNodes(in, bytes, forcedHierarchical)) return *manyNodes;
   // Across nodes, small and mid-sized messages: latency decides, and recursive doubling pays one
   // cross-node latency per doubling (one for 2 nodes) where the direct exchange sends n-1 messages
   // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (Options::
@@ -224,11 +229,10 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   // 2 ranks at 2 Gbit/s, "-b 8 -e 64K -f 8 -n 50 -w 5", RINGSYNC_ALGO=direct against auto): 1.2-2.4x
   // faster at 8 B-32 KiB; 2 hosts x 1 rank the same within noise (one message each way either way).
   const bool acrossNodes = in.hierarchy != HierarchyBlocker::kOneNode;
-  const bool manyMembers = in.doublingMembers >= kButterflyMinMembers;  // decided above
   const std::size_t doublingLimit = in.doublingMembers > 2                ? Options::kAcrossManyNodesDoublingBytes
                                     : in.hierarchy == HierarchyBlocker::kNone ? Options::kAcrossNodesDoublingBytes
                                                                               : Options::kAcrossTwoRanksDoublingBytes;
-  if (acrossNodes && !manyMembers && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
+  if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool directWanted = directFits && bytes <= directLimit(in);
   if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))

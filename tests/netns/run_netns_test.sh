@@ -17,11 +17,15 @@
 #   4. (link_down, 2 hosts x 1 rank; link_down_hierarchical, 2 x 2) hostB's link goes down in the
 #      middle of all-reduces: every rank raises TimeoutError naming ranks of the other host within
 #      RINGSYNC_TIMEOUT_SECONDS + 2 s.
+#   5. (scale_8x1, scale_4x2, scale_2221: 8 hosts x 1 rank, 4 x 2, 4 hosts holding 2+2+2+1) every
+#      algorithm x type x op x uneven counts at 7-8 ranks, the automatic choice there, round-robin
+#      numbering, mismatches (test_netns_scale).
 # The hosts come from simulated_hosts.sh (shared with bench/multihost.sh). Everything it creates
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts as separate entries,
 # each well under a minute even when the 4 ranks share a few cores over TCP.
-#   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|link_down_hierarchical|all]
+#   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|
+#                                link_down_hierarchical|scale_8x1|scale_4x2|scale_2221|all]
 set -uo pipefail
 
 bin=${1:?usage: run_netns_test.sh <bin-dir> [part], see the header}
@@ -65,7 +69,7 @@ run_algorithm_test() {
   sim_mpirun "$1" 120 -x RINGSYNC_TIMEOUT_SECONDS=60 "${@:4}" "$bin/$2" >"$log" 2>&1
   local rc=$?
   tail -n 20 "$log"
-  ((rc == 0)) || fail "$3 across the two hosts ($1 ranks) failed (exit $rc)"
+  ((rc == 0)) || fail "$3 across the simulated hosts ($1 ranks) failed (exit $rc)"
   say "$3 ($1 ranks): passed"
 }
 run_doubling() { run_algorithm_test "$1" test_netns_recursive_doubling "recursive doubling"; }
@@ -199,6 +203,9 @@ case $part in
   collectives | hierarchical | doubling | trainer | perf | all) sim_hosts_setup 2 2 ;;
   link_down | doubling_one_per_host) sim_hosts_setup 2 1 ;;
   link_down_hierarchical) sim_hosts_setup 2 2 ;;
+  scale_8x1) sim_hosts_setup 8 1 ;;
+  scale_4x2) sim_hosts_setup 4 2 ;;
+  scale_2221) sim_hosts_setup 4 2,2,2,1 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
@@ -209,4 +216,7 @@ esac
 [[ $part == perf || $part == all ]] && run_impaired_link
 [[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring
 [[ $part == link_down_hierarchical ]] && run_link_down 2 $((1 << 20))  # 4 MiB: the hierarchical all-reduce
+[[ $part == scale_8x1 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 8 hosts x 1"
+[[ $part == scale_4x2 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 4 hosts x 2"
+[[ $part == scale_2221 ]] && run_algorithm_test 7 test_netns_scale "every algorithm at 4 hosts of 2+2+2+1"
 say "$part: passed"

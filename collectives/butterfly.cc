@@ -11,6 +11,7 @@ namespace ringsync::detail {
 namespace {
 
 using Received = SummaryMessages::Received;
+using Incoming = SummaryMessages::Incoming;
 
 int reverseBits(int value, int bits) {
   int reversed = 0;
@@ -107,7 +108,7 @@ bool Butterfly::halve(const std::byte* input, const Offsets& offsets, DataType t
                      (end - begin) / elementBytes, type, op);
     });
     exchange(partner, true, {work + give * elementBytes, giveCount * elementBytes}, true,
-             {keepCount * elementBytes, nullptr, &sink, false});
+             {keepCount * elementBytes, nullptr, &sink});
     source = work;
     lo = step.keepLo;
     hi = step.keepHi;
@@ -122,7 +123,7 @@ void Butterfly::fold(const std::byte* input, std::size_t count, DataType type, R
   PartFn sink([&](std::size_t begin, std::size_t end, const std::byte* theirs) {
     reduceElements(work + begin, input + begin, theirs, (end - begin) / elementBytes, type, op);
   });
-  exchange(group_.member + p_, false, {}, true, {count * elementBytes, nullptr, &sink, false});
+  exchange(group_.member + p_, false, {}, true, {count * elementBytes, nullptr, &sink});
 }
 
 // The all-reduce's all-gather: the halving's steps in reverse, each copying the partner's finished
@@ -138,7 +139,7 @@ void Butterfly::gatherBack(std::byte* output, const Offsets& offsets, std::size_
     std::byte* target = output + theirs * elementBytes;
     PartFn sink(placeInto(target));
     const Received received = exchange(step->partner, true, {output + mine * elementBytes, mineCount * elementBytes}, true,
-                                       {theirsCount * elementBytes, target, &sink, false});
+                                       {theirsCount * elementBytes, target, &sink, Incoming::Summary::kLeave});
     if (received != Received::kThisCall)
       throw BackendError("recursive doubling all-gather: a partner's message did not belong to this checked call");
   }
@@ -152,7 +153,8 @@ void Butterfly::tellFolded(const std::byte* payload, std::size_t bytes) {
 // Member p+i: its result from member i, with the whole group's summary; false on a disagreement.
 bool Butterfly::takeFromFolded(std::byte* output, std::size_t bytes) {
   PartFn sink(placeInto(output));
-  return exchange(group_.member - p_, false, {}, true, {bytes, output, &sink, true}) == Received::kThisCall;
+  return exchange(group_.member - p_, false, {}, true, {bytes, output, &sink, Incoming::Summary::kTake}) ==
+         Received::kThisCall;
 }
 
 bool Butterfly::allreduce(const void* inputBytes, void* outputBytes, std::size_t count, DataType type, ReduceOp op,
@@ -246,7 +248,9 @@ bool Butterfly::allgather(const void* inputBytes, void* outputBytes, std::size_t
     copyBytes(work, input, blockBytes);
     exchange(me - p_, true, {work, blockBytes}, false, {});
     PartFn sink(placeInto(work));
-    if (exchange(me - p_, false, {}, true, {members * blockBytes, work, &sink, true}) != Received::kThisCall) return false;
+    if (exchange(me - p_, false, {}, true, {members * blockBytes, work, &sink, Incoming::Summary::kTake}) !=
+        Received::kThisCall)
+      return false;
     unpack();
     return true;
   }
@@ -254,7 +258,7 @@ bool Butterfly::allgather(const void* inputBytes, void* outputBytes, std::size_t
   copyBytes(position, input, blockBytes);
   if (me < extras_) {
     PartFn sink(placeInto(position + blockBytes));
-    exchange(me + p_, false, {}, true, {blockBytes, position + blockBytes, &sink, false});
+    exchange(me + p_, false, {}, true, {blockBytes, position + blockBytes, &sink});
   }
   // Doubling: at step k this member holds positions [me >> k << k, +2^k), its partner the next (or
   // previous) ones; both then hold the union.
@@ -264,7 +268,7 @@ bool Butterfly::allgather(const void* inputBytes, void* outputBytes, std::size_t
     std::byte* target = work + theirs * elementBytes;
     PartFn sink(placeInto(target));
     exchange(partner, true, {work + mine * elementBytes, (offsets[static_cast<std::size_t>(mineLo + width)] - mine) * elementBytes},
-             true, {(offsets[static_cast<std::size_t>(theirsLo + width)] - theirs) * elementBytes, target, &sink, false});
+             true, {(offsets[static_cast<std::size_t>(theirsLo + width)] - theirs) * elementBytes, target, &sink});
   }
   if (summary_.disagrees()) {
     tellFolded(nullptr, 0);

@@ -180,11 +180,8 @@ SummaryMessages::Received SummaryMessages::receive(int partner, const Incoming& 
     }
     CallSummary received;
     std::memcpy(&received, first + sizeof theirs, sizeof received);
-    if (in.takeSummary) {
-      summary_ = received;  // the whole group's, this member's own call included
-    } else {
-      summary_.merge(received);
-    }
+    if (in.summary == Incoming::Summary::kTake) summary_ = received;  // the whole group's, this member's included
+    if (in.summary == Incoming::Summary::kMerge) summary_.merge(received);
     // Another call's message has its call's length; a verdict carries no data: taken and dropped.
     if (!sameCall(theirs, mine_) || summary_.disagrees()) {
       dropRest(partner, firstBytes);

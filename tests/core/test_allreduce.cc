@@ -11,6 +11,7 @@
 #include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
+#include "src/algorithm_selection.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -132,6 +133,56 @@ TEST_CASE("allreduce: Rabenseifner forced, every type, op and count", "[allreduc
     REQUIRE(test::allRanks(outcome.wrong == 0));
     REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "rabenseifner"));
   }
+}
+
+TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly members, from S1, below S2",
+          "[allreduce][rabenseifner][unit]") {
+  using namespace ringsync::detail;
+  Options options;
+  // N nodes of L ranks (a hierarchy when L >= 2) or, with `blocker`, N single-rank nodes / uneven ones.
+  auto choose = [&](CollectiveKind kind, std::size_t bytes, int nodes, int ranksPerNode,
+                    HierarchyBlocker blocker = HierarchyBlocker::kNone) {
+    const int size = nodes * ranksPerNode;
+    const bool hierarchy = blocker == HierarchyBlocker::kNone;
+    const SelectionInputs in{kind,    bytes / 4, 4, size, false, 32768, options, blocker,
+                             hierarchy ? std::size_t{4} << 20 : 0, hierarchy ? nodes : size};
+    return std::string(detail::algorithmName(chooseAlgorithm(in).algorithm));
+  };
+  const auto allreduce = CollectiveKind::kAllreduce, single = HierarchyBlocker::kOneRankPerNode;
+  // 8 single-rank nodes: S1 = 3 (lambda + h) / (1 + 2/8) = 4.5 KiB; a power of two: no S2.
+  REQUIRE(choose(allreduce, 4096, 8, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 5120, 8, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, std::size_t{64} << 20, 8, 1, single) == "rabenseifner");
+  // 7: S1 = 11 KiB lies above S2 = 5.7 KiB (its pre/post step costs what it saves): the ring.
+  REQUIRE(choose(allreduce, 8192, 7, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 16384, 7, 1, single) == "ring");
+  REQUIRE(choose(allreduce, 16384, 7, 1, HierarchyBlocker::kUnevenNodes) == "ring");
+  // 24 single-rank nodes: Rabenseifner from S1 = 4.3 KiB to S2 = 32 KiB, then the ring.
+  REQUIRE(choose(allreduce, 16384, 24, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, 65536, 24, 1, single) == "ring");
+  // 4 nodes of 2: S1 = 2 (lambda + 2h) / (2/4) = 8.2 KiB, then Rabenseifner at every size.
+  REQUIRE(choose(allreduce, 4096, 4, 2) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 16384, 4, 2) == "rabenseifner");
+  REQUIRE(choose(allreduce, std::size_t{64} << 20, 4, 2) == "rabenseifner");
+  // 24 nodes of 2 past S2: the hierarchical all-reduce keeps up ((N - q - 2) lambda < its piece).
+  REQUIRE(choose(allreduce, std::size_t{1} << 20, 24, 2) == "hierarchical");
+  // Three members or fewer: the measured rules (recursive doubling up to its limits, then the ring).
+  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes, 3, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes + 4, 3, 1, single) == "ring");
+  // The halves: past a round, across 8 single-rank nodes; hierarchical on nodes of 2; the ring on 7.
+  const std::size_t block = 20011 * 4;
+  REQUIRE(choose(CollectiveKind::kReduceScatter, block, 8, 1, single) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, block, 8, 1, single) == "recursive_doubling");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, block, 4, 2) == "hierarchical");
+  REQUIRE(choose(CollectiveKind::kAllgather, block, 7, 1, single) == "ring");
+  REQUIRE(choose(CollectiveKind::kAllgather, 1024, 8, 1, single) == "direct");
+  // Forced: Rabenseifner and its halves wherever there are two ranks.
+  options.algorithm = Algorithm::kRabenseifner;
+  REQUIRE(choose(allreduce, 8, 7, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, 8, 2, 1, HierarchyBlocker::kOneNode) == "rabenseifner");
+  REQUIRE(choose(allreduce, 8, 1, 1, HierarchyBlocker::kOneNode) != "rabenseifner");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 8, 2, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 8, 3, 1, single) == "recursive_doubling");
 }
 
 TEST_CASE("allreduce: handed to MPI (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {

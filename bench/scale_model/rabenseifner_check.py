@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The tables of rabenseifner_check.sh: ringsync against Open MPI, and Rabenseifner's measured gain
+over the previous selection against the model's prediction.
+
+  python3 bench/scale_model/rabenseifner_check.py --data DIR --selection build/bin/selection_table
+      [--hosts 8] [--ranks 1] [--set simulated_1gbit] [--params params.json]
+
+DIR holds allreduce_perf --json files named <label>.<sweep>.<launch>.json (labels: default and han,
+the automatic choice beside Open MPI's default and HAN; doubling, ring, hierarchical, rabenseifner,
+each forced). Every figure is the out-of-place time; medians over the launches, the spread is the
+lowest and highest launch.
+
+1. ringsync (its automatic choice, in the default and the HAN launches) against the faster of Open
+   MPI's default and HAN at each size: target >= 1.0x everywhere.
+2. Wherever the selection now takes Rabenseifner: the previous selection's algorithm (before
+   Rabenseifner: recursive doubling up to 64 KiB among more than two nodes, then the ring, or the
+   hierarchical all-reduce on nodes of L >= 2 ranks), measured forced, against the automatic choice:
+   the measured gain, and the gain the model predicts (costs.py, --set); target: at least half the
+   predicted gain (gain - 1 >= (predicted - 1) / 2), never a loss.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import costs  # noqa: E402
+import selection  # noqa: E402
+
+KIB = 1024
+MEASURED_LABEL = {"recursive_doubling": "doubling", "ring": "ring", "hierarchical": "hierarchical",
+                  "rabenseifner": "rabenseifner"}
+
+
+def human(n: int) -> str:
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def load(data: str) -> dict:
+    """{label: {bytes: {"ours": [s per launch], "mpi": [s per launch]}}}."""
+    runs: dict = {}
+    for path in sorted(glob.glob(os.path.join(data, "*.json"))):
+        label = os.path.basename(path).split(".")[0]
+        with open(path) as f:
+            report = json.load(f)
+        for row in report["rows"]:
+            entry = runs.setdefault(label, {}).setdefault(row["bytes"], {"ours": [], "mpi": []})
+            entry["ours"].append(row["out_of_place"]["time_us"] * 1e-6)
+            if row.get("baseline"):
+                entry["mpi"].append(row["baseline"]["time_us"] * 1e-6)
+    return runs
+
+
+def previous_choice(nodes: int, ranks_per_node: int, size: int) -> str:
+    """ringsync's selection before Rabenseifner (4cd5054, src/algorithm_selection.cc)."""
+    hierarchy = ranks_per_node > 1
+    members = nodes if hierarchy else nodes * ranks_per_node
+    limit = 64 * KIB if members > 2 else 512 * KIB if hierarchy else 160 * KIB
+    if size <= min(limit, 4 << 20):
+        return "recursive_doubling"
+    return "hierarchical" if hierarchy else "ring"
+
+
+def spread(values) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}"
+
+
+def against_mpi(runs: dict, chosen: dict) -> list:
+    lines = ["### ringsync (automatic choice) against the faster of Open MPI's default and HAN", "",
+             "| size | ringsync's algorithm | ringsync (us) | MPI default (us) | MPI HAN (us) | faster MPI / ringsync | "
+             "launches (min-max) | >= 1.0 |", "|---:|---|---:|---:|---:|---:|---|---|"]
+    for size in sorted(runs.get("default", {})):
+        default, han = runs["default"][size], runs.get("han", {}).get(size)
+        if han is None or not default["mpi"] or not han["mpi"]:
+            continue
+        ours = statistics.median(default["ours"] + han["ours"])
+        mpi_default, mpi_han = statistics.median(default["mpi"]), statistics.median(han["mpi"])
+        ratio = min(mpi_default, mpi_han) / ours
+        per_launch = [min(d, h) / statistics.median([a, b])
+                      for d, h, a, b in zip(default["mpi"], han["mpi"], default["ours"], han["ours"])]
+        lines.append(f"| {human(size)} | {chosen.get(size, '?')} | {ours * 1e6:.1f} | {mpi_default * 1e6:.1f} | "
+                     f"{mpi_han * 1e6:.1f} | {ratio:.2f} | {spread(per_launch)} | {'yes' if ratio >= 1.0 else 'NO'} |")
+    return lines + [""]
+
+
+def gain_table(runs: dict, chosen: dict, nodes: int, ranks_per_node: int, prm) -> list:
+    lines = [f"### Rabenseifner's gain over the previous selection, measured and predicted (`{prm.name}`)", "",
+             "| size | previous | previous (us) | now (us) | measured gain | launches (min-max) | predicted gain | "
+             "target (>= half, no loss) |", "|---:|---|---:|---:|---:|---|---:|---|"]
+    for size in sorted(chosen):
+        if chosen[size] != "rabenseifner":
+            continue
+        before = previous_choice(nodes, ranks_per_node, size)
+        old = runs.get(MEASURED_LABEL[before], {}).get(size)
+        now = [t for label in ("default", "han") for t in runs.get(label, {}).get(size, {"ours": []})["ours"]]
+        if not old or not now:
+            continue
+        gain = statistics.median(old["ours"]) / statistics.median(now)
+        per_launch = [o / n for o, n in zip(old["ours"], now)]
+        predicted = costs.TIME[before](nodes, ranks_per_node, size, prm) / costs.TIME["rabenseifner"](
+            nodes, ranks_per_node, size, prm)
+        met = gain >= 1.0 and gain - 1 >= (predicted - 1) / 2
+        lines.append(f"| {human(size)} | {before} | {statistics.median(old['ours']) * 1e6:.1f} | "
+                     f"{statistics.median(now) * 1e6:.1f} | {gain:.2f} | {spread(per_launch)} | {predicted:.2f} | "
+                     f"{'yes' if met else 'NO'} |")
+    return lines + [""]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--selection", default=selection.default_binary())
+    parser.add_argument("--hosts", type=int, default=8)
+    parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--params", default=os.path.join(HERE, "params.json"))
+    parser.add_argument("--set", default="simulated_1gbit")
+    args = parser.parse_args()
+    runs = load(args.data)
+    if not runs:
+        raise SystemExit(f"rabenseifner_check.py: no allreduce_perf JSON in {args.data}")
+    sizes = sorted({s for by_size in runs.values() for s in by_size})
+    table = selection.parse_table(selection.run_table_env(args.selection, {}, [args.hosts], [args.ranks], sizes[0],
+                                                          sizes[-1]))
+    chosen = {s: table[(args.hosts, args.ranks, s)][0] for s in sizes if (args.hosts, args.ranks, s) in table}
+    prm = costs.Params.load(args.params, args.set)
+    print(f"## {args.hosts} hosts x {args.ranks} rank(s): {len(runs.get('default', {}).get(sizes[0], {'ours': []})['ours'])} "
+          f"launch(es) per configuration\n")
+    print("\n".join(against_mpi(runs, chosen) + gain_table(runs, chosen, args.hosts, args.ranks, prm)))
+
+
+if __name__ == "__main__":
+    main()

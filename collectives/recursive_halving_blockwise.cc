@@ -14,6 +14,10 @@ template <typename Fn> void acrossAllRanks(AlgorithmContext& context, const Call
     throw InvalidArgument(std::string(collectiveName(call.kind)) +
                           ": the butterfly takes contiguous buffers and the communicator's doubling buffers and "
                           "working memory");
+  // Where nodes hold L >= 2 ranks, a peer in another call may be in a node round (the hierarchical
+  // Rabenseifner or recursive doubling), waiting for this rank to join it: only a round on the whole
+  // communicator brings it out (its watch looks for one). The halves run there only when forced.
+  if (context.hierarchy != nullptr) fingerprintRound(context);
   try {
     AnotherAlgorithmWatch watch(context);
     CallSummary summary;

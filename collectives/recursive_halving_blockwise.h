@@ -15,8 +15,9 @@
 // Checked as Rabenseifner's all-reduce is (rabenseifner_allreduce.h): every message carries the
 // call summary in recursive doubling's format and partner order; the output is written only once
 // every rank holds every rank's call (the all-gather gathers into working memory, then copies), so
-// a disagreement raises MismatchError on every rank with the output untouched. kAvg divides once,
-// by the rank that finishes the block.
+// a disagreement raises MismatchError on every rank with the output untouched. Where the nodes hold
+// L >= 2 ranks (the halves run there only when forced) a fingerprint round comes first: a peer in
+// another call may be waiting in a node round. kAvg divides once, by the rank that finishes the block.
 #pragma once
 
 #include "algorithm_context.h"

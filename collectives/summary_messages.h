@@ -82,9 +82,6 @@ class SummaryMessages {
   // Throws on a timeout, an MPI error, or a signal from the deadline's watcher.
   Received exchange(int partner, bool send, Outgoing out, bool receive, const Incoming& in);
 
-  // Where a payload received into DoublingBuffers::incoming begins (valid for `bytes` once reserved
-  // by an exchange that receives that many).
-  std::byte* incomingPayload() { return buffers_.incoming.data() + kPrefixBytes; }
   // Whether a failed exchange left sends from the payload's memory or receives into the caller's
   // memory in flight: the caller must then leave that memory to MPI (ScratchBuffer::abandon), as
   // this object does with its own.

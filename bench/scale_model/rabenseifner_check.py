@@ -7,7 +7,7 @@ over the previous selection against the model's prediction.
 
 DIR holds allreduce_perf --json files named <label>.<sweep>.<launch>.json (labels: default and han,
 the automatic choice beside Open MPI's default and HAN; doubling, ring, hierarchical, rabenseifner,
-each forced). Every figure is the out-of-place time; medians over the launches, the spread is the
+each forced; round, the direct round at 4 B). Every figure is the out-of-place time; medians over the launches, the spread is the
 lowest and highest launch.
 
 1. ringsync (its automatic choice, in the default and the HAN launches) against the faster of Open
@@ -17,6 +17,8 @@ lowest and highest launch.
    hierarchical all-reduce on nodes of L >= 2 ranks), measured forced, against the automatic choice:
    the measured gain, and the gain the model predicts (costs.py, --set); target: at least half the
    predicted gain (gain - 1 >= (predicted - 1) / 2), never a loss.
+3. What checking a call costs either way: a fingerprint round (measured) against the summaries the
+   butterfly's messages carry (their bytes at the link's rate).
 """
 from __future__ import annotations
 
@@ -114,6 +116,31 @@ def gain_table(runs: dict, chosen: dict, nodes: int, ranks_per_node: int, prm) -
     return lines + [""]
 
 
+def check_cost(runs: dict, members: int, rate: str) -> list:
+    """A fingerprint round (the direct round at 4 B) against the summaries on the butterfly's
+    critical path: 2(q+e) messages of h more bytes each at the link's rate."""
+    rounds = runs.get("round", {}).get(4, {"ours": []})["ours"]
+    if not rounds:
+        return []
+    q = members.bit_length() - 1
+    e = int(members > 1 << q)
+    link = rate_bytes_per_second(rate)
+    summaries = 2 * (q + e) * costs.DOUBLING_PREFIX / link if link else None
+    text = f"{summaries * 1e6:.1f} us" if summaries else "(uncapped: not computed)"
+    return ["### Checking the call: a fingerprint round, or the summaries on the messages", "",
+            f"A fingerprint round (the direct round at 4 B, {members} ranks): median {statistics.median(rounds) * 1e6:.1f} us "
+            f"(launches {min(rounds) * 1e6:.1f}-{max(rounds) * 1e6:.1f}); the summaries on the butterfly's 2(q+e) = "
+            f"{2 * (q + e)} messages of its critical path, {costs.DOUBLING_PREFIX} B each at {rate}: {text}.", ""]
+
+
+def rate_bytes_per_second(rate: str):
+    units = {"kbit": 1e3 / 8, "mbit": 1e6 / 8, "gbit": 1e9 / 8}
+    for unit, scale in units.items():
+        if rate.lower().endswith(unit):
+            return float(rate[: -len(unit)]) * scale
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True)
@@ -122,6 +149,7 @@ def main():
     parser.add_argument("--ranks", type=int, default=1)
     parser.add_argument("--params", default=os.path.join(HERE, "params.json"))
     parser.add_argument("--set", default="simulated_1gbit")
+    parser.add_argument("--rate", default="1gbit", help="the link cap the runs had (tc units), or 'uncapped'")
     args = parser.parse_args()
     runs = load(args.data)
     if not runs:
@@ -133,7 +161,9 @@ def main():
     prm = costs.Params.load(args.params, args.set)
     print(f"## {args.hosts} hosts x {args.ranks} rank(s): {len(runs.get('default', {}).get(sizes[0], {'ours': []})['ours'])} "
           f"launch(es) per configuration\n")
-    print("\n".join(against_mpi(runs, chosen) + gain_table(runs, chosen, args.hosts, args.ranks, prm)))
+    members = args.hosts if args.ranks > 1 else args.hosts * args.ranks
+    print("\n".join(against_mpi(runs, chosen) + gain_table(runs, chosen, args.hosts, args.ranks, prm) +
+                    check_cost(runs, members, args.rate)))
 
 
 if __name__ == "__main__":

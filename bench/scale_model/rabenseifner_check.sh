@@ -8,6 +8,9 @@
 #                 took before Rabenseifner (recursive doubling up to 64 KiB among more than two
 #                 nodes, then the ring, or the hierarchical all-reduce on nodes of L >= 2 ranks), and
 #                 Rabenseifner at every size
+#   round         the direct round at 4 B (RINGSYNC_ALGO=direct): what a fingerprint round costs, the
+#                 other way to check a call, against the 216 B of call summary each butterfly message
+#                 carries instead (the table prints both)
 # then rabenseifner_check.py's tables: ringsync against the faster of Open MPI's two per size
 # (medians and the spread of the launches; target >= 1.0x at every size 8 B - 64 MiB), and the
 # measured gain of the automatic choice over the previous selection against the scale model's
@@ -51,10 +54,11 @@ mkdir -p "$out"
 # fall back).
 declare -A sizes
 if ((quick)); then
-  sizes=([small]="-b 8 -e 64K -f 8 -n 10 -w 300" [large]="-b 256K -e 1M -f 4 -n 2 -w 1" [large4m]="-b 256K -e 1M -f 4 -n 2 -w 1")
+  sizes=([small]="-b 8 -e 64K -f 8 -n 10 -w 300" [large]="-b 256K -e 1M -f 4 -n 2 -w 1" [large4m]="-b 256K -e 1M -f 4 -n 2 -w 1"
+         [round]="-b 4 -e 4 -n 50 -w 300")
 else
   sizes=([small]="-b 8 -e 256K -f 2 -n 40 -w 300" [large]="-b 512K -e 64M -f 2 -n 4 -w 1"
-         [large4m]="-b 512K -e 4M -f 2 -n 4 -w 1")
+         [large4m]="-b 512K -e 4M -f 2 -n 4 -w 1" [round]="-b 4 -e 4 -n 500 -w 300")
 fi
 # label|mpirun arguments|extra allreduce_perf arguments
 configs=("default||--compare mpi" "han|-x OMPI_MCA_coll_han_priority=100|--compare mpi"
@@ -87,9 +91,10 @@ for ((i = 1; i <= launches; ++i)); do
     sweep "$label" "$mpi" "$extra" "$i" small
     sweep "$label" "$mpi" "$extra" "$i" "$([[ $label == doubling ]] && echo large4m || echo large)"
   done
+  sweep round "-x RINGSYNC_ALGO=direct" "" "$i" round
   sim_say "launch $i/$launches done"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 cat "$out/machine.txt"
 python3 "$here/rabenseifner_check.py" --data "$out" --selection "$build/bin/selection_table" --hosts "$hosts" \
-  --ranks "$ranks" --set "$set" | tee "$out/tables.md"
+  --ranks "$ranks" --set "$set" --rate "$rate" | tee "$out/tables.md"

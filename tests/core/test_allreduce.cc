@@ -148,7 +148,8 @@ TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly memb
                              hierarchy ? std::size_t{4} << 20 : 0, hierarchy ? nodes : size};
     return std::string(detail::algorithmName(chooseAlgorithm(in).algorithm));
   };
-  const auto allreduce = CollectiveKind::kAllreduce, single = HierarchyBlocker::kOneRankPerNode;
+  const CollectiveKind allreduce = CollectiveKind::kAllreduce;
+  const HierarchyBlocker single = HierarchyBlocker::kOneRankPerNode;
   // 8 single-rank nodes: S1 = 3 (lambda + h) / (1 + 2/8) = 4.5 KiB; a power of two: no S2.
   REQUIRE(choose(allreduce, 4096, 8, 1, single) == "recursive_doubling");
   REQUIRE(choose(allreduce, 5120, 8, 1, single) == "rabenseifner");

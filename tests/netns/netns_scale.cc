@@ -107,6 +107,52 @@ MPI_Comm roundRobinAcrossHosts() {
   return roundRobin;
 }
 
+// One communicator under `algorithm`, each case's odd rank making another call than the others.
+void mismatchesRaised(Algorithm algorithm) {
+  Communicator comm(MPI_COMM_WORLD, forced(algorithm));
+  const int n = comm.size(), odd = n - 1;  // the last host's (last) rank
+  enum class Odd { kAllreduce, kBroadcast, kReduceScatter };
+  struct Case {
+    const char* name;
+    std::size_t usualCount, oddCount;
+    ReduceOp oddOp;
+    Odd odd;
+  };
+  const Case cases[] = {
+      {"count, both above S1", kLongCount, kLongCount - 11, ReduceOp::kSum, Odd::kAllreduce},
+      {"count, the odd rank below S1 (recursive doubling)", kLongCount, 101, ReduceOp::kSum, Odd::kAllreduce},
+      {"count, the others below S1", 101, kLongCount, ReduceOp::kSum, Odd::kAllreduce},
+      {"op, above S1", kLongCount, kLongCount, ReduceOp::kMax, Odd::kAllreduce},
+      {"a very large count (the ring or hierarchical on 7 ranks)", kLongCount, 3000017, ReduceOp::kSum, Odd::kAllreduce},
+      {"broadcast against all-reduce", kLongCount, kLongCount, ReduceOp::kSum, Odd::kBroadcast},
+      {"reduce-scatter against all-reduce", kLongCount, kLongCount / 8, ReduceOp::kSum, Odd::kReduceScatter},
+  };
+  for (const Case& c : cases) {
+    const bool isOdd = comm.rank() == odd;
+    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
+    std::vector<float> data(std::max<std::size_t>(3000017, kLongCount * static_cast<std::size_t>(n)), 1.0f);
+    std::string what;
+    try {
+      if (isOdd && c.odd == Odd::kBroadcast) {
+        comm.broadcast(data.data(), count, DataType::kFloat32, 0);
+      } else if (isOdd && c.odd == Odd::kReduceScatter) {
+        comm.reduceScatter(data.data(), data.data() + count * static_cast<std::size_t>(odd), count, DataType::kFloat32,
+                           ReduceOp::kSum);
+      } else {
+        comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, isOdd ? c.oddOp : ReduceOp::kSum);
+      }
+    } catch (const MismatchError& error) {
+      what = error.what();
+    }
+    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+    REQUIRE(mismatchNamesBoth(what, odd, c.usualCount));
+    REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [](float x) { return x == 1.0f; })));
+    // Still in step, nothing stale left: both sides of S1 exact afterwards.
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 101, true));
+    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, kLongCount, false));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("netns scale: allreduce, every algorithm x type x op x uneven count", "[netns_scale]") {
@@ -178,46 +224,10 @@ TEST_CASE("netns scale: ranks numbered round-robin across the hosts", "[netns_sc
 
 TEST_CASE("netns scale: a mismatch raises MismatchError on every rank, buffers untouched, still in step",
           "[netns_scale][faults]") {
-  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
-  const int n = comm.size(), odd = n - 1;  // the last host's (last) rank
-  enum class Odd { kAllreduce, kBroadcast, kReduceScatter };
-  struct Case {
-    const char* name;
-    std::size_t usualCount, oddCount;
-    ReduceOp oddOp;
-    Odd odd;
-  };
-  const Case cases[] = {
-      {"count, both above S1", kLongCount, kLongCount - 11, ReduceOp::kSum, Odd::kAllreduce},
-      {"count, the odd rank below S1 (recursive doubling)", kLongCount, 101, ReduceOp::kSum, Odd::kAllreduce},
-      {"count, the others below S1", 101, kLongCount, ReduceOp::kSum, Odd::kAllreduce},
-      {"op, above S1", kLongCount, kLongCount, ReduceOp::kMax, Odd::kAllreduce},
-      {"a very large count (the ring or hierarchical on 7 ranks)", kLongCount, 3000017, ReduceOp::kSum, Odd::kAllreduce},
-      {"broadcast against all-reduce", kLongCount, kLongCount, ReduceOp::kSum, Odd::kBroadcast},
-      {"reduce-scatter against all-reduce", kLongCount, kLongCount / 8, ReduceOp::kSum, Odd::kReduceScatter},
-  };
-  for (const Case& c : cases) {
-    const bool isOdd = comm.rank() == odd;
-    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
-    std::vector<float> data(std::max<std::size_t>(3000017, kLongCount * static_cast<std::size_t>(n)), 1.0f);
-    std::string what;
-    try {
-      if (isOdd && c.odd == Odd::kBroadcast) {
-        comm.broadcast(data.data(), count, DataType::kFloat32, 0);
-      } else if (isOdd && c.odd == Odd::kReduceScatter) {
-        comm.reduceScatter(data.data(), data.data() + count * static_cast<std::size_t>(odd), count, DataType::kFloat32,
-                           ReduceOp::kSum);
-      } else {
-        comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, isOdd ? c.oddOp : ReduceOp::kSum);
-      }
-    } catch (const MismatchError& error) {
-      what = error.what();
-    }
-    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
-    REQUIRE(mismatchNamesBoth(what, odd, c.usualCount));
-    REQUIRE(test::allRanks(std::all_of(data.begin(), data.end(), [](float x) { return x == 1.0f; })));
-    // Still in step, nothing stale left: both sides of S1 exact afterwards.
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 101, true));
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, kLongCount, false));
+  // Automatic: Rabenseifner (or the ring on 7 ranks) against recursive doubling, the ring, a
+  // broadcast, a reduce-scatter; forced: butterflies against butterflies (with folded ranks on 7).
+  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kRabenseifner}) {
+    INFO("RINGSYNC_ALGO=" << algorithmName(algorithm));
+    mismatchesRaised(algorithm);
   }
 }

@@ -47,18 +47,22 @@ def human(n: int) -> str:
 
 
 def load(data: str) -> dict:
-    """{label: {bytes: {"ours": [s per launch], "mpi": [s per launch]}}}."""
+    """{label: {bytes: {"ours": {launch: seconds}, "mpi": {launch: seconds}}}}."""
     runs: dict = {}
     for path in sorted(glob.glob(os.path.join(data, "*.json"))):
-        label = os.path.basename(path).split(".")[0]
+        label, _, launch = os.path.basename(path).split(".")[:3]
         with open(path) as f:
             report = json.load(f)
         for row in report["rows"]:
-            entry = runs.setdefault(label, {}).setdefault(row["bytes"], {"ours": [], "mpi": []})
-            entry["ours"].append(row["out_of_place"]["time_us"] * 1e-6)
+            entry = runs.setdefault(label, {}).setdefault(row["bytes"], {"ours": {}, "mpi": {}})
+            entry["ours"][int(launch)] = row["out_of_place"]["time_us"] * 1e-6
             if row.get("baseline"):
-                entry["mpi"].append(row["baseline"]["time_us"] * 1e-6)
+                entry["mpi"][int(launch)] = row["baseline"]["time_us"] * 1e-6
     return runs
+
+
+def median(by_launch: dict) -> float:
+    return statistics.median(by_launch.values())
 
 
 def previous_choice(nodes: int, ranks_per_node: int, size: int) -> str:
@@ -83,11 +87,12 @@ def against_mpi(runs: dict, chosen: dict) -> list:
         default, han = runs["default"][size], runs.get("han", {}).get(size)
         if han is None or not default["mpi"] or not han["mpi"]:
             continue
-        ours = statistics.median(default["ours"] + han["ours"])
-        mpi_default, mpi_han = statistics.median(default["mpi"]), statistics.median(han["mpi"])
+        ours = statistics.median(list(default["ours"].values()) + list(han["ours"].values()))
+        mpi_default, mpi_han = median(default["mpi"]), median(han["mpi"])
         ratio = min(mpi_default, mpi_han) / ours
-        per_launch = [min(d, h) / statistics.median([a, b])
-                      for d, h, a, b in zip(default["mpi"], han["mpi"], default["ours"], han["ours"])]
+        launches = sorted(set(default["mpi"]) & set(han["mpi"]))
+        per_launch = [min(default["mpi"][i], han["mpi"][i]) / statistics.median([default["ours"][i], han["ours"][i]])
+                      for i in launches]
         lines.append(f"| {human(size)} | {chosen.get(size, '?')} | {ours * 1e6:.1f} | {mpi_default * 1e6:.1f} | "
                      f"{mpi_han * 1e6:.1f} | {ratio:.2f} | {spread(per_launch)} | {'yes' if ratio >= 1.0 else 'NO'} |")
     return lines + [""]
@@ -102,16 +107,18 @@ def gain_table(runs: dict, chosen: dict, nodes: int, ranks_per_node: int, prm) -
             continue
         before = previous_choice(nodes, ranks_per_node, size)
         old = runs.get(MEASURED_LABEL[before], {}).get(size)
-        now = [t for label in ("default", "han") for t in runs.get(label, {}).get(size, {"ours": []})["ours"]]
-        if not old or not now:
+        now = [runs.get(label, {}).get(size, {"ours": {}})["ours"] for label in ("default", "han")]
+        if not old or not now[0]:
             continue
-        gain = statistics.median(old["ours"]) / statistics.median(now)
-        per_launch = [o / n for o, n in zip(old["ours"], now)]
+        now_median = statistics.median(list(now[0].values()) + list(now[1].values()))
+        gain = median(old["ours"]) / now_median
+        per_launch = [old["ours"][i] / statistics.median([n[i] for n in now if i in n])
+                      for i in sorted(old["ours"]) if i in now[0]]
         predicted = costs.TIME[before](nodes, ranks_per_node, size, prm) / costs.TIME["rabenseifner"](
             nodes, ranks_per_node, size, prm)
         met = gain >= 1.0 and gain - 1 >= (predicted - 1) / 2
-        lines.append(f"| {human(size)} | {before} | {statistics.median(old['ours']) * 1e6:.1f} | "
-                     f"{statistics.median(now) * 1e6:.1f} | {gain:.2f} | {spread(per_launch)} | {predicted:.2f} | "
+        lines.append(f"| {human(size)} | {before} | {median(old['ours']) * 1e6:.1f} | "
+                     f"{now_median * 1e6:.1f} | {gain:.2f} | {spread(per_launch)} | {predicted:.2f} | "
                      f"{'yes' if met else 'NO'} |")
     return lines + [""]
 
@@ -119,7 +126,7 @@ def gain_table(runs: dict, chosen: dict, nodes: int, ranks_per_node: int, prm) -
 def check_cost(runs: dict, members: int, rate: str) -> list:
     """A fingerprint round (the direct round at 4 B) against the summaries on the butterfly's
     critical path: 2(q+e) messages of h more bytes each at the link's rate."""
-    rounds = runs.get("round", {}).get(4, {"ours": []})["ours"]
+    rounds = list(runs.get("round", {}).get(4, {"ours": {}})["ours"].values())
     if not rounds:
         return []
     q = members.bit_length() - 1
@@ -159,8 +166,8 @@ def main():
                                                           sizes[-1]))
     chosen = {s: table[(args.hosts, args.ranks, s)][0] for s in sizes if (args.hosts, args.ranks, s) in table}
     prm = costs.Params.load(args.params, args.set)
-    print(f"## {args.hosts} hosts x {args.ranks} rank(s): {len(runs.get('default', {}).get(sizes[0], {'ours': []})['ours'])} "
-          f"launch(es) per configuration\n")
+    launches = len(glob.glob(os.path.join(args.data, "default.small.*.json")))
+    print(f"## {args.hosts} hosts x {args.ranks} rank(s), link {args.rate}: {launches} launch(es) per configuration\n")
     members = args.hosts if args.ranks > 1 else args.hosts * args.ranks
     print("\n".join(against_mpi(runs, chosen) + gain_table(runs, chosen, args.hosts, args.ranks, prm) +
                     check_cost(runs, members, args.rate)))

@@ -1,11 +1,12 @@
-// selection_table: the host all-reduce algorithm ringsync's own selection function
+// selection_table: the host algorithm ringsync's own selection function
 // (src/algorithm_selection.cc, detail::chooseAlgorithm) picks for N nodes x L ranks per node and a
 // message size, for a grid of them, as CSV (default) or JSON. bench/scale_model reads it, so the
 // model compares against the real rules, never a re-typed copy of them. The RINGSYNC_* variables
 // apply as they do in the library (RINGSYNC_ALGO=ring shows what a forced ring falls back to).
 //
 //   selection_table [--nodes 2,4,1024] [--ranks-per-node 1,8] [-b 8] [-e 64M] [-f 2]
-//                   [--element-bytes 4] [--json]
+//                   [--element-bytes 4] [--collective allreduce|reducescatter|allgather] [--json]
+// (for reduce-scatter and all-gather the size is one rank's block, as their count is)
 //
 // The layout becomes SelectionInputs the way Communicator::Impl builds them (communicator_impl.cc:
 // the whole communicator's rounds, the node hierarchy's blocker and node rounds); keep inputsFor()
@@ -43,13 +44,14 @@ HierarchyBlocker blockerFor(const Layout& layout, const RoundCapacity& nodeCapac
 }
 
 // What Communicator::Impl::select passes for this layout (communicator_impl.cc).
-SelectionInputs inputsFor(const Layout& layout, std::size_t bytes, std::size_t elementBytes, const Options& options) {
+SelectionInputs inputsFor(const Layout& layout, CollectiveKind kind, std::size_t bytes, std::size_t elementBytes,
+                          const Options& options) {
   const bool oneNode = layout.nodes == 1;
   const RoundCapacity world = roundCapacity(layout.size(), options);
   const RoundCapacity node = roundCapacity(layout.ranksPerNode, options);
   const HierarchyBlocker blocker = blockerFor(layout, node);
   const bool hierarchy = blocker == HierarchyBlocker::kNone;
-  SelectionInputs in{CollectiveKind::kAllreduce, bytes / elementBytes, elementBytes, layout.size(), oneNode,
+  SelectionInputs in{kind, bytes / elementBytes, elementBytes, layout.size(), oneNode,
                      oneNode ? world.sharedMemoryBytes : world.pointToPointBytes, options};
   in.hierarchy = blocker;
   in.nodeRoundPayloadBytes = hierarchy ? node.sharedMemoryBytes : 0;
@@ -91,12 +93,16 @@ int main(int argc, char** argv) {
   double factor = 2;
   std::size_t elementBytes = 4;
   bool json = false;
+  std::string collective = "allreduce";
   app.add_option("--nodes", nodesText, "node counts, comma-separated")->capture_default_str();
   app.add_option("--ranks-per-node", ranksText, "ranks per node, comma-separated")->capture_default_str();
   app.add_option("-b,--minbytes", minText, "smallest message size (e.g. 8, 64K)")->capture_default_str();
   app.add_option("-e,--maxbytes", maxText, "largest message size")->capture_default_str();
   app.add_option("-f,--stepfactor", factor, "multiply the size by this each step (> 1)")->capture_default_str();
   app.add_option("--element-bytes", elementBytes, "bytes per element (4: float32, as allreduce_perf)")
+      ->capture_default_str();
+  app.add_option("--collective", collective, "allreduce, reducescatter or allgather")
+      ->check(CLI::IsMember({"allreduce", "reducescatter", "allgather"}))
       ->capture_default_str();
   app.add_flag("--json", json, "JSON instead of CSV");
   CLI11_PARSE(app, argc, argv);
@@ -106,13 +112,16 @@ int main(int argc, char** argv) {
     if (factor <= 1 || elementBytes == 0 || minBytes < elementBytes || maxBytes < minBytes)
       throw std::invalid_argument("need -f > 1, --element-bytes > 0 and element-bytes <= -b <= -e");
     const Options options = Options::fromEnvironment();
+    const CollectiveKind kind = collective == "reducescatter" ? CollectiveKind::kReduceScatter
+                                : collective == "allgather"   ? CollectiveKind::kAllgather
+                                                              : CollectiveKind::kAllreduce;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     if (!json) std::printf("nodes,ranks_per_node,ranks,bytes,algorithm,hierarchy,reason\n");
     for (int n : nodes)
       for (int l : ranks)
         for (double s = static_cast<double>(minBytes); s <= static_cast<double>(maxBytes); s *= factor) {
           const std::size_t bytes = static_cast<std::size_t>(s) / elementBytes * elementBytes;
-          const SelectionInputs in = inputsFor({n, l}, bytes, elementBytes, options);
+          const SelectionInputs in = inputsFor({n, l}, kind, bytes, elementBytes, options);
           const Selection chosen = chooseAlgorithm(in);
           const char* algorithm = algorithmName(chosen.algorithm);
           const char* hierarchy = hierarchyBlockerText(in.hierarchy);
@@ -125,7 +134,8 @@ int main(int argc, char** argv) {
           }
         }
     if (json)
-      std::cout << nlohmann::ordered_json{{"settings", options.describe()}, {"element_bytes", elementBytes}, {"rows", rows}}
+      std::cout << nlohmann::ordered_json{{"settings", options.describe()}, {"collective", collective},
+                                            {"element_bytes", elementBytes}, {"rows", rows}}
                        .dump(1)
                 << "\n";
   } catch (const std::exception& error) {

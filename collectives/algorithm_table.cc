@@ -10,7 +10,9 @@
 #include "hierarchical_blockwise.h"
 #include "hierarchical_broadcast.h"
 #include "mpi_allreduce.h"
+#include "rabenseifner_allreduce.h"
 #include "recursive_doubling_allreduce.h"
+#include "recursive_halving_blockwise.h"
 #include "ring_pipeline.h"
 #include "ringsync/errors.h"
 #include "round_allgather.h"
@@ -31,13 +33,16 @@ constexpr AlgorithmEntry kTable[] = {
     {A::kRingAllreduce, K::kAllreduce, "ring", ringCollective, false},
     {A::kHierarchicalAllreduce, K::kAllreduce, "hierarchical", hierarchicalAllreduce, false},
     {A::kRecursiveDoublingAllreduce, K::kAllreduce, "recursive_doubling", recursiveDoublingAllreduce, false},
+    {A::kRabenseifnerAllreduce, K::kAllreduce, "rabenseifner", rabenseifnerAllreduce, false},
     {A::kMpiAllreduce, K::kAllreduce, "mpi", mpiAllreduce, false},
     {A::kDirectReduceScatter, K::kReduceScatter, "direct", roundReduceScatter, false},
     {A::kRingReduceScatter, K::kReduceScatter, "ring", ringCollective, false},
     {A::kHierarchicalReduceScatter, K::kReduceScatter, "hierarchical", hierarchicalReduceScatter, false},
+    {A::kRecursiveHalvingReduceScatter, K::kReduceScatter, "recursive_halving", recursiveHalvingReduceScatter, false},
     {A::kDirectAllgather, K::kAllgather, "direct", roundAllgather, false},
     {A::kRingAllgather, K::kAllgather, "ring", ringCollective, false},
     {A::kHierarchicalAllgather, K::kAllgather, "hierarchical", hierarchicalAllgather, false},
+    {A::kRecursiveDoublingAllgather, K::kAllgather, "recursive_doubling", recursiveDoublingAllgather, false},
     {A::kDirectBroadcast, K::kBroadcast, "direct", directBroadcast, false},
     {A::kChainBroadcast, K::kBroadcast, "chain", chainBroadcast, false},
     {A::kHierarchicalBroadcast, K::kBroadcast, "hierarchical", hierarchicalBroadcast, false},

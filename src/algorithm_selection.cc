@@ -1,7 +1,10 @@
 #include "algorithm_selection.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 
+#include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
 
 namespace ringsync::detail {
@@ -52,6 +55,76 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
   return "RINGSYNC_ALGO=hierarchical";
 }
 
+// Where Rabenseifner's butterfly wins across nodes, from the scale model's closed forms
+// (bench/scale_model/README.md, "Rabenseifner: where it wins, and the crossovers to use";
+// crossovers.py computes them, and checks them against the model's own crossovers). N: the
+// butterfly's members (nodes, or ranks where there is no hierarchy), L: ranks per node,
+// q = floor(log2 N), p = 2^q, e = [N is not a power of two].
+// lambda = (alpha + 2o)/beta, the network's latency in bytes: (12 us + 2 x 1 us) / 8.37 ns/B, the
+// simulated hosts at 1 Gbit/s (bench/scale_model/params.json, simulated_1gbit; the only machine
+// constant, which S1 and S2 scale with: a 100 Gbit/s cluster's is ~44 KiB, README.md says why it
+// should become a setting or be measured at construction).
+constexpr double kLatencyBytes = (12e-6 + 2 * 1e-6) / 8.37e-9;
+// o/beta: the CPU time of one message posted or completed, in bytes of the same link (1 us / 8.37 ns/B).
+constexpr double kMessageOverheadBytes = 1e-6 / 8.37e-9;
+// h: the header and call summary every butterfly and recursive-doubling message carries.
+constexpr double kSummaryBytes = static_cast<double>(RecursiveDoubling::kPrefixBytes);
+// Below 4 members it never wins: N = 3's pre/post step costs what it saves, N = 2 is the ring's schedule.
+constexpr int kButterflyMinMembers = 4;
+// The hierarchical all-reduce's pieces (hierarchical_allreduce.cc's kPipelinePieceBytes), each of
+// which pays its ring's 2(N-1) latencies.
+constexpr double kHierarchicalPieceBytes = 2 << 20;
+
+struct ButterflyShape {
+  int q = 0, p = 1, e = 0;
+  explicit ButterflyShape(int members) {
+    while (p * 2 <= members) p *= 2, ++q;
+    e = members > p ? 1 : 0;
+  }
+};
+
+// S1, recursive doubling -> Rabenseifner: (q+e)(lambda + L·h) / (q - 2 + 2/p), from equal times
+// (the doubling sends S at each of its q steps, the butterfly 2(p-1)/p·S in all, in q+e more
+// latencies; both fold alike; gamma/(L·beta), 0.006 at 1 Gbit/s, left out).
+double rabenseifnerFromBytes(int members, int ranksPerNode) {
+  const ButterflyShape b(members);
+  const double denominator = b.q - 2 + 2.0 / b.p;
+  if (denominator <= 0) return std::numeric_limits<double>::infinity();
+  return (b.q + b.e) * (kLatencyBytes + ranksPerNode * kSummaryBytes) / denominator;
+}
+
+// S2, Rabenseifner -> the ring (or the hierarchical all-reduce), N not a power of two, where the
+// pre/post step's 2S outweigh the ring's extra latencies: ((N-1)(lambda + o/beta) - (q+1)(lambda + h))
+// / (1 - 1/p + 1/N). A power of two moves the ring's bytes in 2 log2 N latencies: never (while a
+// core reduces faster than the link moves, gamma < beta).
+double rabenseifnerUpToBytes(int members) {
+  const ButterflyShape b(members);
+  if (b.e == 0) return std::numeric_limits<double>::infinity();
+  const double n = members;
+  return std::max(0.0, ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 1) * (kLatencyBytes + kSummaryBytes)) /
+                           (1 - 1.0 / b.p + 1 / n));
+}
+
+// Whether the hierarchical all-reduce's 2(N-1) latencies per piece cost less than the 2S the
+// pre/post step adds: (N - q - 2)·lambda < Q, Q its piece (what a node round holds, <= 2 MiB).
+bool hierarchicalKeepsUp(const SelectionInputs& in, int ranksPerNode) {
+  const ButterflyShape b(in.doublingMembers);
+  const double piece = std::min(kHierarchicalPieceBytes, static_cast<double>(in.nodeRoundPayloadBytes) * ranksPerNode /
+                                                             (ranksPerNode - 1));
+  return (in.doublingMembers - b.q - 2) * kLatencyBytes < piece;
+}
+
+// The same crossover for the halves alone (n-block arrays of S bytes in all): the butterfly pays
+// q+2 messages and, n not a power of two, the whole array once more than the ring's (n-1)/n of it:
+// ((n-1)(lambda + o/beta) - (q+2)(lambda + h)) / (1 - 1/p + 2/n); a power of two: never.
+double halvesUpToBytes(int members) {
+  const ButterflyShape b(members);
+  if (b.e == 0) return std::numeric_limits<double>::infinity();
+  const double n = members;
+  return std::max(0.0, ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 2) * (kLatencyBytes + kSummaryBytes)) /
+                           (1 - 1.0 / b.p + 2 / n));
+}
+
 Selection chooseAutomatically(const SelectionInputs& in);
 
 // Whether recursive doubling can take the message: with a hierarchy the node round carries it whole.
@@ -76,8 +149,41 @@ const char* doublingReason(HierarchyBlocker blocker) {
   return "RINGSYNC_ALGO=recursive_doubling: across all ranks";
 }
 
+// Across nodes with at least kButterflyMinMembers butterfly members, the scale model's rule
+// (bench/scale_model/crossovers.py, proposed()): recursive doubling below S1, Rabenseifner from
+// S1, and from S2 (N not a power of two) the ring, or the hierarchical all-reduce where its
+// per-piece latencies keep up (never the direct round across nodes: n-1 messages per rank).
+// Null: the rules of chooseAutomatically decide (fewer members, one node).
+std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::size_t bytes, bool forcedHierarchical) {
+  if (in.hierarchy == HierarchyBlocker::kOneNode || in.doublingMembers < kButterflyMinMembers) return std::nullopt;
+  const int ranksPerNode = in.hierarchy == HierarchyBlocker::kNone ? in.size / in.doublingMembers : 1;
+  const auto size = static_cast<double>(bytes);
+  if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode) && doublingFits(in, bytes))
+    return Selection{AlgorithmId::kRecursiveDoublingAllreduce,
+                     "small message across many nodes: recursive doubling (log2 N latencies; below Rabenseifner's S1)"};
+  const bool butterfly = size < rabenseifnerUpToBytes(in.doublingMembers) ||
+                         (ranksPerNode > 1 && !hierarchicalKeepsUp(in, ranksPerNode));
+  if (butterfly)
+    return Selection{AlgorithmId::kRabenseifnerAllreduce,
+                     forcedHierarchical ? "RINGSYNC_ALGO=hierarchical, but the layout allows none: automatic choice, "
+                                          "Rabenseifner"
+                                        : "mid-sized/large message across many nodes: Rabenseifner (2 log2 N latencies, "
+                                          "the ring's bytes; from S1, below S2)"};
+  if (in.hierarchy == HierarchyBlocker::kNone)
+    return Selection{AlgorithmId::kHierarchicalAllreduce,
+                     "large message across many nodes, L ranks per node: reduce-scatter in the node, ring across "
+                     "nodes, all-gather in the node (from S2)"};
+  return Selection{AlgorithmId::kRingAllreduce,
+                   forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : ringReason(in.hierarchy)};
+}
+
 Selection chooseAllreduce(const SelectionInputs& in) {
   if (in.options.algorithm == Algorithm::kMpi) return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce, polled under the deadline"};
+  // Any size, any layout; on one node across all ranks (for tests).
+  if (in.options.algorithm == Algorithm::kRabenseifner && in.size > 1)
+    return {AlgorithmId::kRabenseifnerAllreduce,
+            in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=rabenseifner: split in the node, butterfly across nodes"
+                                                    : "RINGSYNC_ALGO=rabenseifner: across all ranks"};
   const Selection automatic = chooseAutomatically(in);
   if (in.options.algorithm != Algorithm::kRecursiveDoubling ||
       automatic.algorithm == AlgorithmId::kRecursiveDoublingAllreduce)
@@ -110,8 +216,11 @@ Selection chooseAutomatically(const SelectionInputs& in) {
       break;  // the automatic choice below, with the reason why not
     case Algorithm::kRecursiveDoubling:  // chooseAllreduce decides, after this
     case Algorithm::kMpi:                // chosen before this, for all-reduces only
+    case Algorithm::kRabenseifner:       // likewise (one rank: the automatic choice)
     case Algorithm::kAuto: break;
   }
+  const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;
+  if (const std::optional<Selection> manyNodes = chooseAmongManyNodes(in, bytes, forcedHierarchical)) return *manyNodes;
   // Across nodes, small and mid-sized messages: latency decides, and recursive doubling pays one
   // cross-node latency per doubling (one for 2 nodes) where the direct exchange sends n-1 messages
   // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (Options::
@@ -126,7 +235,6 @@ Selection chooseAutomatically(const SelectionInputs& in) {
                                                                               : Options::kAcrossTwoRanksDoublingBytes;
   if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
-  const bool forcedHierarchical = in.options.algorithm == Algorithm::kHierarchical;
   const bool directWanted = directFits && bytes <= directLimit(in);
   if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))
     return {AlgorithmId::kDirectAllreduce,
@@ -162,14 +270,17 @@ Selection chooseBroadcast(const SelectionInputs& in) {
 
 // Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
 // for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
-// (through shared memory on one node, no MPI message at all); then the ring, n-1 steps of one
-// block each, bandwidth-optimal. (count is a block's elements.)
+// (through shared memory on one node, no MPI message at all); then the hierarchical algorithm
+// where the nodes hold L >= 2 ranks each, Rabenseifner's halves across many nodes without one
+// (log2 n steps), else the ring, n-1 steps of one block each. (count is a block's elements.)
 Selection chooseBlockwise(const SelectionInputs& in) {
   const bool reduceScatter = in.kind == CollectiveKind::kReduceScatter;
   const AlgorithmId round = reduceScatter ? AlgorithmId::kDirectReduceScatter : AlgorithmId::kDirectAllgather;
   const AlgorithmId ring = reduceScatter ? AlgorithmId::kRingReduceScatter : AlgorithmId::kRingAllgather;
   const AlgorithmId hierarchical =
       reduceScatter ? AlgorithmId::kHierarchicalReduceScatter : AlgorithmId::kHierarchicalAllgather;
+  const AlgorithmId butterfly =
+      reduceScatter ? AlgorithmId::kRecursiveHalvingReduceScatter : AlgorithmId::kRecursiveDoublingAllgather;
   const bool hierarchyBuilt = in.hierarchy == HierarchyBlocker::kNone;
   const std::size_t blockBytes = in.count * in.elementBytes;
   const std::size_t roundBytes = reduceScatter ? blockBytes * static_cast<std::size_t>(std::max(in.size - 1, 0)) : blockBytes;
@@ -182,6 +293,9 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kHierarchical:
       if (hierarchyBuilt) return {hierarchical, "RINGSYNC_ALGO=hierarchical"};
       break;  // the automatic choice
+    case Algorithm::kRabenseifner:  // its halves, on any layout
+      if (in.size > 1) return {butterfly, "RINGSYNC_ALGO=rabenseifner: its half, across all ranks"};
+      break;
     case Algorithm::kSplit:
     case Algorithm::kRecursiveDoubling:
     case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
@@ -193,6 +307,12 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   // Across nodes with L ranks on each: only 1/L of a rank's bytes crosses the network.
   if (hierarchyBuilt)
     return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
+  // Across nodes without a hierarchy, past the round: log2 n latencies instead of the ring's n-1,
+  // the same bytes for n a power of two (always), up to halvesUpToBytes otherwise.
+  const double arrayBytes = static_cast<double>(blockBytes) * in.size;
+  if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers && arrayBytes < halvesUpToBytes(in.size))
+    return {butterfly, reduceScatter ? "blocks past a round across many nodes: recursive halving (log2 n latencies)"
+                                     : "blocks past a round across many nodes: recursive doubling (log2 n latencies)"};
   return {ring, "large blocks: the bandwidth-optimal ring"};
 }
 

@@ -75,6 +75,7 @@ const char* algorithmName(Algorithm algorithm) {
     case Algorithm::kHierarchical: return "hierarchical";
     case Algorithm::kRecursiveDoubling: return "recursive_doubling";
     case Algorithm::kMpi: return "mpi";
+    case Algorithm::kRabenseifner: return "rabenseifner";
   }
   return "invalid";
 }
@@ -109,7 +110,7 @@ Options Options::fromEnvironment() {
     options.ringDepthAcrossNodes = parseInt("RINGSYNC_RING_DEPTH_ACROSS_NODES", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical, recursive_doubling or mpi");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical, recursive_doubling, rabenseifner or mpi");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
     options.backend = parseChoice("RINGSYNC_BACKEND", v, kAllBackends, backendName, "auto, ring, nccl or staged");
   if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);

@@ -33,7 +33,7 @@ import selection  # noqa: E402
 
 FIT_LAYOUT = "2x1"
 CHECK_LAYOUTS = ("2x1", "4x1", "8x1", "4x2")
-FORCED = ("ring", "recursive_doubling", "direct", "hierarchical")
+FORCED = ("ring", "recursive_doubling", "direct", "hierarchical", "rabenseifner")
 
 
 def link_bytes_per_second(rate: str) -> float:

@@ -10,7 +10,7 @@
 #
 # Per layout (hosts x ranks per host, every host on cores of its own: --pin-hosts):
 #   capped at --rate: every algorithm the layout can take forced (RINGSYNC_ALGO=ring,
-#     recursive_doubling, direct, hierarchical) and the automatic choice, 8 B - 64 MiB in two sweeps
+#     recursive_doubling, rabenseifner, direct, hierarchical) and the automatic choice, 8 B - 64 MiB in two sweeps
 #     (small sizes with more iterations)
 #   uncapped: the ring at 4-64 MiB, to show what binds: if the uncapped run is not clearly faster
 #     than the capped one, the cores bind, not the link (then lower --rate)
@@ -70,7 +70,8 @@ if [[ -n $one ]]; then
   mkdir -p "$dir"
   np=$((hosts * ranks))
   # label|environment for every algorithm this layout can take (the automatic choice first)
-  configs=("auto|" "ring|RINGSYNC_ALGO=ring" "recursive_doubling|RINGSYNC_ALGO=recursive_doubling")
+  configs=("auto|" "ring|RINGSYNC_ALGO=ring" "recursive_doubling|RINGSYNC_ALGO=recursive_doubling"
+           "rabenseifner|RINGSYNC_ALGO=rabenseifner")
   ((np <= 16)) && configs+=("direct|RINGSYNC_ALGO=direct")
   ((ranks > 1)) && configs+=("hierarchical|RINGSYNC_ALGO=hierarchical")
   sweep() {  # <label> <env> <link> <launch> <sweep name>

@@ -9,7 +9,7 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling, kMpi };  // host all-reduce algorithm
+enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling, kMpi, kRabenseifner };  // host algorithm
 enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
 
 struct Options {
@@ -44,8 +44,8 @@ struct Options {
   // ring wins above ~32 KiB (np=4), so there the limit is min(smallBytes, kPointToPointSmallBytes).
   // A direct round also moves at most kDirectRoundBytes per rank ((n-1)·S).
   std::size_t smallBytes = 3 * 1024 * 1024;
-  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling|mpi: force the host all-reduce
-  // algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
+  // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling|rabenseifner|mpi: force the
+  // host algorithm. auto, all ranks on one node: direct up to kSplitFromBytes, then split (reduce-scatter
   // + all-gather through the shared-memory rounds, collectives/split_allreduce.h) while every
   // rank's first round fits a slot (kDirectRoundBytes/(n-1): up to 8 MiB at np=2), then the ring.
   // Across nodes: recursive doubling up to kAcrossNodesDoublingBytes (kAcrossManyNodesDoublingBytes
@@ -60,6 +60,13 @@ struct Options {
   // runs across all ranks (for tests). Broadcast: across nodes with the same number (>= 2) of ranks
   // each, above the direct round, the chain among one rank per node and shared memory inside the
   // nodes (collectives/hierarchical_broadcast.h); RINGSYNC_ALGO=hierarchical forces it at any size.
+  // Among 4 or more butterfly members (nodes, or ranks without a hierarchy) the scale model's
+  // crossovers decide instead (src/algorithm_selection.cc, bench/scale_model/README.md): recursive
+  // doubling below S1 (2-14 KiB at 1 Gbit/s), Rabenseifner's all-reduce from it
+  // (collectives/rabenseifner_allreduce.h), and above S2 (only for node counts that are not powers
+  // of two) the ring or the hierarchical all-reduce. rabenseifner forces it at any size (on one
+  // node across all ranks, for tests), and its halves (recursive halving / doubling) for
+  // reduce-scatter and all-gather.
   // mpi is never chosen automatically: every host all-reduce goes to MPI_Iallreduce, polled under the deadline (a baseline
   // inside the program measured, as Horovod's HOROVOD_CPU_OPERATIONS=mpi; collectives/
   // mpi_allreduce.h); broadcasts keep the automatic choice.
@@ -201,7 +208,7 @@ const char* logLevelName(LogLevel level);
 // parser and the Python bindings accept, by the names above.
 inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kAuto,  Algorithm::kRing,         Algorithm::kDirect,
                                                Algorithm::kSplit, Algorithm::kHierarchical, Algorithm::kRecursiveDoubling,
-                                               Algorithm::kMpi};
+                                               Algorithm::kRabenseifner, Algorithm::kMpi};
 inline constexpr BackendChoice kAllBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                                  BackendChoice::kStaged};
 inline constexpr LogLevel kAllLogLevels[] = {LogLevel::kError, LogLevel::kWarn, LogLevel::kInfo, LogLevel::kDebug};

@@ -39,7 +39,7 @@ void registerOptions(nb::module_& m) {
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
           [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAllAlgorithms, algorithmName); },
-          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical', 'recursive_doubling' or 'mpi'")
+          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical', 'recursive_doubling', 'rabenseifner' or 'mpi'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
           [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kAllBackends, backendName); },

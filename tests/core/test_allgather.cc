@@ -74,6 +74,14 @@ TEST_CASE("allgather: ring forced, every type and count, depth 2", "[allgather][
   sweep(options, "ring", false);
 }
 
+TEST_CASE("allgather: recursive doubling forced (RINGSYNC_ALGO=rabenseifner), every type and count",
+          "[allgather][rabenseifner]") {
+  // np=3: rank 2 hands rank 0 its block and gets the whole array back at the end.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  sweep(options, "recursive_doubling", false);
+}
+
 TEST_CASE("allgather: one round forced, every count it carries", "[allgather][direct]") {
   Options options;
   options.algorithm = Algorithm::kDirect;

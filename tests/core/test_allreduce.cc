@@ -11,6 +11,7 @@
 #include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
+#include "src/algorithm_selection.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -26,20 +27,17 @@ struct Outcome {
   double got = 0, want = 0;
 };
 
-// Inputs and expectations depend on i only through i % 7, i % 5, i % 2 and (r + i) % n, so for
-// n <= 4 they repeat every 420 elements: tabulate one period instead of recomputing per element.
-constexpr std::size_t kPeriod = 420;
-
 Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
   const int n = comm.size();
-  REQUIRE(kPeriod % static_cast<std::size_t>(n) == 0);
-  double input[kPeriod], expected[kPeriod];
-  for (std::size_t i = 0; i < kPeriod; ++i) {
+  // Inputs and expectations repeat (closed_form.h): tabulate one period instead of recomputing per element.
+  const std::size_t period = closed_form::allreducePeriod(n);
+  std::vector<double> input(period), expected(period);
+  for (std::size_t i = 0; i < period; ++i) {
     input[i] = closed_form::allreduceInput(op, type, comm.rank(), n, i);
     expected[i] = closed_form::allreduceExpected(op, type, n, i);
   }
   TypedBuffer send(type, count);
-  for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % kPeriod]);
+  for (std::size_t i = 0; i < count; ++i) send.set(i, input[i % period]);
   TypedBuffer recv(type, count);
   recv.fill(0xA5);
   if (inPlace) {
@@ -50,7 +48,7 @@ Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count
   const TypedBuffer& result = inPlace ? send : recv;
   Outcome outcome;
   for (std::size_t i = 0; i < count; ++i) {
-    const double want = expected[i % kPeriod];
+    const double want = expected[i % period];
     if (result.get(i) != want) {
       if (outcome.wrong++ == 0) outcome = {1, i, result.get(i), want};
     }
@@ -118,6 +116,74 @@ TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[al
   const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);
   REQUIRE(test::allRanks(outcome.wrong == 0));
   REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
+}
+
+TEST_CASE("allreduce: Rabenseifner forced, every type, op and count", "[allreduce][rabenseifner]") {
+  // On one node it runs across all ranks (np=3: rank 2 folded into rank 0 and served at the end);
+  // counts below the ranks leave some chunks empty, 4093 and 100003 split unevenly and take many
+  // parts per message.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;
+  sweep(options, {4093, 100003}, false);
+  Communicator comm(MPI_COMM_WORLD, options);
+  for (ReduceOp op : {ReduceOp::kAvg, ReduceOp::kSum}) {
+    const Outcome outcome = runOne(comm, DataType::kFloat32, op, 100003, true);
+    REQUIRE(test::allRanks(outcome.wrong == 0));
+    REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "rabenseifner"));
+  }
+}
+
+TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly members, from S1, below S2",
+          "[allreduce][rabenseifner][unit]") {
+  using namespace ringsync::detail;
+  Options options;
+  // N nodes of L ranks (a hierarchy when L >= 2) or, with `blocker`, N single-rank nodes / uneven ones.
+  auto choose = [&](CollectiveKind kind, std::size_t bytes, int nodes, int ranksPerNode,
+                    HierarchyBlocker blocker = HierarchyBlocker::kNone) {
+    const int size = nodes * ranksPerNode;
+    const bool hierarchy = blocker == HierarchyBlocker::kNone;
+    const SelectionInputs in{kind,    bytes / 4, 4, size, false, 32768, options, blocker,
+                             hierarchy ? std::size_t{4} << 20 : 0, hierarchy ? nodes : size};
+    return std::string(detail::algorithmName(chooseAlgorithm(in).algorithm));
+  };
+  const CollectiveKind allreduce = CollectiveKind::kAllreduce;
+  const HierarchyBlocker single = HierarchyBlocker::kOneRankPerNode;
+  // 8 single-rank nodes: S1 = 3 (lambda + h) / (1 + 2/8) = 4.5 KiB; a power of two: no S2.
+  REQUIRE(choose(allreduce, 4096, 8, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 5120, 8, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, std::size_t{64} << 20, 8, 1, single) == "rabenseifner");
+  // 7: S1 = 11 KiB lies above S2 = 5.7 KiB (its pre/post step costs what it saves): the ring.
+  REQUIRE(choose(allreduce, 8192, 7, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 16384, 7, 1, single) == "ring");
+  REQUIRE(choose(allreduce, 16384, 7, 1, HierarchyBlocker::kUnevenNodes) == "ring");
+  // 24 single-rank nodes: Rabenseifner from S1 = 4.3 KiB to S2 = 32 KiB, then the ring.
+  REQUIRE(choose(allreduce, 16384, 24, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, 65536, 24, 1, single) == "ring");
+  // 4 nodes of 2: S1 = 2 (lambda + 2h) / (2/4) = 8.2 KiB, then Rabenseifner at every size.
+  REQUIRE(choose(allreduce, 4096, 4, 2) == "recursive_doubling");
+  REQUIRE(choose(allreduce, 16384, 4, 2) == "rabenseifner");
+  REQUIRE(choose(allreduce, std::size_t{64} << 20, 4, 2) == "rabenseifner");
+  // 24 nodes of 2 past S2: the hierarchical all-reduce keeps up ((N - q - 2) lambda < its piece).
+  REQUIRE(choose(allreduce, std::size_t{1} << 20, 24, 2) == "hierarchical");
+  // Three members or fewer: the measured rules (recursive doubling up to its limits, then the ring).
+  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes, 3, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes + 4, 3, 1, single) == "ring");
+  // The halves: past a round, across 8 single-rank nodes; hierarchical on nodes of 2; the ring on 7.
+  const std::size_t block = 20011 * 4;
+  REQUIRE(choose(CollectiveKind::kReduceScatter, block, 8, 1, single) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, block, 8, 1, single) == "recursive_doubling");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, block, 4, 2) == "hierarchical");
+  REQUIRE(choose(CollectiveKind::kAllgather, block, 7, 1, single) == "ring");
+  REQUIRE(choose(CollectiveKind::kAllgather, 1024, 8, 1, single) == "direct");
+  // Forced: Rabenseifner and its halves wherever there are two ranks.
+  options.algorithm = Algorithm::kRabenseifner;
+  REQUIRE(choose(allreduce, 8, 7, 1, single) == "rabenseifner");
+  REQUIRE(choose(allreduce, 8, 2, 1, HierarchyBlocker::kOneNode) == "rabenseifner");
+  REQUIRE(choose(allreduce, 8, 1, 1, HierarchyBlocker::kOneNode) != "rabenseifner");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 8, 2, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 8, 3, 1, single) == "recursive_doubling");
 }
 
 TEST_CASE("allreduce: handed to MPI (RINGSYNC_ALGO=mpi), every type, op and count", "[allreduce][mpi]") {

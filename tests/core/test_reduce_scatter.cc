@@ -17,9 +17,6 @@ using ringsync::test::TypedBuffer;
 namespace {
 
 constexpr std::size_t kSmallSegmentBytes = 4096;  // many segments per block at modest counts
-// Inputs and expectations depend on i only through i % 7, i % 5, i % 2 and (r + i) % n: for n <= 4
-// they repeat every 420 elements.
-constexpr std::size_t kPeriod = 420;
 
 struct Outcome {
   std::size_t wrong = 0;
@@ -29,27 +26,28 @@ struct Outcome {
 
 Outcome runOne(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
   const int n = comm.size(), rank = comm.rank();
-  REQUIRE(kPeriod % static_cast<std::size_t>(n) == 0);
-  double input[kPeriod], expected[kPeriod];
-  for (std::size_t i = 0; i < kPeriod; ++i) {
+  // Inputs and expectations repeat (closed_form.h): one period, tabulated.
+  const std::size_t period = closed_form::allreducePeriod(n);
+  std::vector<double> input(period), expected(period);
+  for (std::size_t i = 0; i < period; ++i) {
     input[i] = closed_form::allreduceInput(op, type, rank, n, i);
     expected[i] = closed_form::allreduceExpected(op, type, n, i);
   }
   const std::size_t total = count * static_cast<std::size_t>(n), own = count * static_cast<std::size_t>(rank);
   TypedBuffer send(type, total), recv(type, count);
-  for (std::size_t i = 0; i < total; ++i) send.set(i, input[i % kPeriod]);
+  for (std::size_t i = 0; i < total; ++i) send.set(i, input[i % period]);
   recv.fill(0xA5);
   std::byte* ownBlock = static_cast<std::byte*>(send.data()) + own * dataTypeSize(type);
   void* out = inPlace ? static_cast<void*>(ownBlock) : recv.data();
   comm.reduceScatter(send.data(), out, count, type, op);
   Outcome outcome;
   for (std::size_t j = 0; j < count; ++j) {
-    const double got = closed_form::loadElement(out, j, type), want = expected[(own + j) % kPeriod];
+    const double got = closed_form::loadElement(out, j, type), want = expected[(own + j) % period];
     if (got != want && outcome.wrong++ == 0) outcome = {1, j, got, want};
   }
   // Out of place, send is only read.
   for (std::size_t i = 0; !inPlace && i < total; ++i)
-    if (send.get(i) != input[i % kPeriod] && outcome.wrong++ == 0) outcome = {1, i, send.get(i), input[i % kPeriod]};
+    if (send.get(i) != input[i % period] && outcome.wrong++ == 0) outcome = {1, i, send.get(i), input[i % period]};
   return outcome;
 }
 
@@ -92,6 +90,14 @@ TEST_CASE("reducescatter: ring forced, every type, op and count, depth 2", "[red
   options.ringDepth = 2;
   options.ringDepthAcrossNodes = 2;
   sweep(options, "ring", false);
+}
+
+TEST_CASE("reducescatter: recursive halving forced (RINGSYNC_ALGO=rabenseifner), every type, op and count",
+          "[reducescatter][rabenseifner]") {
+  // np=3: rank 2 hands rank 0 its whole input and gets its block back at the end.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  sweep(options, "recursive_halving", false);
 }
 
 TEST_CASE("reducescatter: one round forced, every count it carries", "[reducescatter][direct]") {

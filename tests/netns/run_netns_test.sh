@@ -14,14 +14,19 @@
 #      unimpaired link's figures from the same run for comparison), when it is built; then again
 #      (capped where tbf allowed it) with every host pinned to cores of its own (sim_hosts_pin,
 #      bench/multihost.sh --pin-hosts), after checking that each rank runs on its host's cores only;
-#   4. (link_down, 2 hosts x 1 rank; link_down_hierarchical, 2 x 2) hostB's link goes down in the
+#   4. (link_down, 2 hosts x 1 rank; link_down_hierarchical and link_down_rabenseifner, 2 x 2, the
+#      hierarchical all-reduce or Rabenseifner's forced) hostB's link goes down in the
 #      middle of all-reduces: every rank raises TimeoutError naming ranks of the other host within
 #      RINGSYNC_TIMEOUT_SECONDS + 2 s.
+#   5. (scale_8x1, scale_4x2, scale_2221: 8 hosts x 1 rank, 4 x 2, 4 hosts holding 2+2+2+1) every
+#      algorithm x type x op x uneven counts at 7-8 ranks, the automatic choice there, round-robin
+#      numbering, mismatches (test_netns_scale).
 # The hosts come from simulated_hosts.sh (shared with bench/multihost.sh). Everything it creates
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts as separate entries,
 # each well under a minute even when the 4 ranks share a few cores over TCP.
-#   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|link_down_hierarchical|all]
+#   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|
+#                                link_down_hierarchical|link_down_rabenseifner|scale_8x1|scale_4x2|scale_2221|all]
 set -uo pipefail
 
 bin=${1:?usage: run_netns_test.sh <bin-dir> [part], see the header}
@@ -65,7 +70,7 @@ run_algorithm_test() {
   sim_mpirun "$1" 120 -x RINGSYNC_TIMEOUT_SECONDS=60 "${@:4}" "$bin/$2" >"$log" 2>&1
   local rc=$?
   tail -n 20 "$log"
-  ((rc == 0)) || fail "$3 across the two hosts ($1 ranks) failed (exit $rc)"
+  ((rc == 0)) || fail "$3 across the simulated hosts ($1 ranks) failed (exit $rc)"
   say "$3 ($1 ranks): passed"
 }
 run_doubling() { run_algorithm_test "$1" test_netns_recursive_doubling "recursive doubling"; }
@@ -143,7 +148,7 @@ check_pinned() {
   say "hosts pinned: $(sort "$work/pinned.txt" | grep '^host' | tr '\n' ';')"
 }
 
-# run_link_down <ranks per host> <elements>: hostB's link goes down in the middle of all-reduces.
+# run_link_down <ranks per host> <elements> [mpirun arguments...]: hostB's link goes down in the middle of all-reduces.
 # Every rank must raise TimeoutError within the timeout + 2 s naming the ranks it waited for
 # (ranks fill each host's slots in turn: hostA holds 0..P-1). A rank that waited across the link
 # names ranks of the other host; a rank that waited on a peer of its own host (one that was itself
@@ -154,7 +159,7 @@ run_link_down() {
   local np=$((2 * per_host))
   local -a named=()
   mkdir -p "$dir"
-  sim_mpirun $np 90 -x RINGSYNC_TIMEOUT_SECONDS=$timeout "$bin/test_netns_link_down" "$dir" "$elements" \
+  sim_mpirun $np 90 -x RINGSYNC_TIMEOUT_SECONDS=$timeout "${@:3}" "$bin/test_netns_link_down" "$dir" "$elements" \
     >"$work/link_down.log" 2>&1 &
   local job=$!
   for ((i = 0; i < 300; ++i)); do [[ -e $dir/ready ]] && break; sleep 0.1; done
@@ -198,7 +203,10 @@ run_link_down() {
 case $part in
   collectives | hierarchical | doubling | trainer | perf | all) sim_hosts_setup 2 2 ;;
   link_down | doubling_one_per_host) sim_hosts_setup 2 1 ;;
-  link_down_hierarchical) sim_hosts_setup 2 2 ;;
+  link_down_hierarchical | link_down_rabenseifner) sim_hosts_setup 2 2 ;;
+  scale_8x1) sim_hosts_setup 8 1 ;;
+  scale_4x2) sim_hosts_setup 4 2 ;;
+  scale_2221) sim_hosts_setup 4 2,2,2,1 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
@@ -209,4 +217,8 @@ esac
 [[ $part == perf || $part == all ]] && run_impaired_link
 [[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring
 [[ $part == link_down_hierarchical ]] && run_link_down 2 $((1 << 20))  # 4 MiB: the hierarchical all-reduce
+[[ $part == link_down_rabenseifner ]] && run_link_down 2 $((1 << 20)) -x RINGSYNC_ALGO=rabenseifner  # node rounds + butterfly
+[[ $part == scale_8x1 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 8 hosts x 1"
+[[ $part == scale_4x2 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 4 hosts x 2"
+[[ $part == scale_2221 ]] && run_algorithm_test 7 test_netns_scale "every algorithm at 4 hosts of 2+2+2+1"
 say "$part: passed"

@@ -8,7 +8,8 @@
 # would do on a cluster); MPI traffic is TCP over the veths. An optional tbf rate cap on every
 # host's end caps what each host sends (the kernel here has tbf but no sch_netem: no added delay).
 #
-#   sim_hosts_setup <hosts> <slots-per-host>   creates everything (sim_skip where it is refused)
+#   sim_hosts_setup <hosts> <slots-per-host>   creates everything (sim_skip where it is refused);
+#                                              slots "2,2,2,1": per host, in host order (uneven nodes)
 #   sim_hosts_cap_rate <rate>                  e.g. 2gbit; returns 1 (and says why) when refused
 #   sim_hosts_pin                              gives every host cores of its own (see below)
 #   sim_mpirun <np> <timeout-s> <mpirun args...>  on the first host, TCP over the veths only
@@ -78,7 +79,11 @@ sim_link_host() {
 
 sim_hosts_setup() {
   local hosts=${1:?hosts} slots=${2:?slots} i tool
+  local -a slotsOf
   ((hosts >= 2 && hosts <= 26)) || sim_fail "between 2 and 26 hosts, not $hosts"
+  IFS=, read -ra slotsOf <<<"$slots"
+  ((${#slotsOf[@]} == 1 || ${#slotsOf[@]} == hosts)) || sim_fail "slots '$slots': one number, or one per host"
+  for ((i = ${#slotsOf[@]}; i < hosts; ++i)); do slotsOf[i]=${slotsOf[0]}; done
   for tool in ip tc unshare hostname mpirun orted; do
     command -v "$tool" >/dev/null || sim_skip "$tool is not installed"
   done
@@ -125,7 +130,7 @@ sim_hosts_setup() {
   } >"$SIM_WORK/agent.sh"
   chmod +x "$SIM_WORK/agent.sh"
   : >"$SIM_WORK/hostfile"
-  for ((i = 0; i < hosts; ++i)); do echo "${sim_names[i]} slots=$slots" >>"$SIM_WORK/hostfile"; done
+  for ((i = 0; i < hosts; ++i)); do echo "${sim_names[i]} slots=${slotsOf[i]}" >>"$SIM_WORK/hostfile"; done
   local layout=""
   for ((i = 0; i < hosts; ++i)); do layout+=" ${sim_names[i]}=$SIM_SUBNET.$((i + 1))"; done
   sim_say "$hosts hosts x $slots slots:$layout ($([[ -n $sim_switch ]] && echo "bridge in $sim_switch" || echo "one veth pair"))"

@@ -25,7 +25,7 @@ class Options:
     ring_segment_bytes_across_nodes: int
     ring_depth_across_nodes: int
     small_bytes: int
-    algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling' | 'mpi'
+    algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling' | 'mpi' | 'rabenseifner'
     backend: str  # 'auto' | 'ring' | 'nccl' | 'staged'
     timeout_seconds: float
     stall_warn_seconds: float

@@ -2,6 +2,11 @@
 // Every rank issues them to ringsync in the same order (the order torch and DDP already keep)
 // while the caller goes on: DDP's backward computes the next gradients while a bucket is being
 // all-reduced. Knows nothing of torch: a job is two closures.
+//
+// A job's outcome is published (its future completed, which runs the future's callbacks) by a
+// CompletionPool, never on the progress thread: a callback may wait for the next collective of the
+// same group (PowerSGD's hook calls all_reduce(...).get_future().wait() inside its callback), which
+// only the progress thread can run.
 #pragma once
 
 #include <condition_variable>
@@ -11,21 +16,56 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace ringsync::torch_backend {
+
+// Threads that run completions. They start in the order posted; one that blocks (a callback waiting
+// for a later collective) does not hold up those behind it: when every thread is busy a new one
+// takes them, up to kMaxThreads (beyond that they wait their turn).
+class CompletionPool {
+ public:
+  static constexpr std::size_t kMaxThreads = 16;
+
+  CompletionPool();
+  ~CompletionPool();  // close()
+  CompletionPool(const CompletionPool&) = delete;
+  CompletionPool& operator=(const CompletionPool&) = delete;
+
+  // Runs `completion` on a pool thread; after close() on the caller's thread.
+  void post(std::function<void()> completion);
+  // Runs what is queued, then stops the threads. Idempotent; from a pool thread (a callback
+  // dropping the last reference to the group) that thread is left to end by itself.
+  void close() noexcept;
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::function<void()>> queue;
+    std::size_t threads = 0;
+    std::size_t idle = 0;
+    bool closing = false;
+  };
+  static void run(const std::shared_ptr<State>& state);
+
+  std::shared_ptr<State> state_;
+  std::vector<std::thread> threads_;  // guarded by state_->mutex
+};
 
 struct ProgressJob {
   // Runs the collective; never throws (a failure is kept for `complete`). Runs with no other
   // job of this thread running, so one Communicator is used by one thread at a time.
   std::function<void()> execute;
-  // Publishes the outcome (completes the Work and its future). Runs after `execute`, outside every
-  // lock: DDP's callbacks run here and may issue the next collective.
+  // Publishes the outcome (completes the Work's future). Runs after `execute`, outside every lock,
+  // on a CompletionPool thread (or on the caller's, for a job run inline): DDP's callbacks run here
+  // and may issue the next collective, or wait for it.
   std::function<void()> complete;
 };
 
 class ProgressThread {
  public:
-  ProgressThread();
+  explicit ProgressThread(std::shared_ptr<CompletionPool> completions = std::make_shared<CompletionPool>());
   ~ProgressThread();  // close()
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
@@ -36,10 +76,13 @@ class ProgressThread {
   // Throws ringsync::AbortedError after close().
   void submit(ProgressJob job, bool runHereIfIdle);
 
-  // Lets the queued jobs finish, then stops the thread. Idempotent; from the thread itself (a
-  // callback dropping the last reference to the backend) it only asks the thread to stop.
+  // Lets the queued jobs finish, stops the thread, then closes the completion pool (every
+  // completion has run when it returns, unless called from a pool thread). Idempotent; from the
+  // thread itself it only asks the thread to stop.
   void close() noexcept;
   bool closed() const;
+
+  const std::shared_ptr<CompletionPool>& completions() const { return completions_; }
 
  private:
   // Shared with the thread: when the last reference to the backend goes in a callback on this
@@ -53,10 +96,11 @@ class ProgressThread {
     // Held while a job's `execute` runs, on this thread or inline on a caller's.
     std::mutex executing;
   };
-  static void run(const std::shared_ptr<State>& state);
-  static void runJob(State& state, ProgressJob& job);
+  static void run(const std::shared_ptr<State>& state, const std::shared_ptr<CompletionPool>& completions);
+  static void runJob(State& state, ProgressJob& job, CompletionPool& completions);
 
   std::shared_ptr<State> state_;
+  std::shared_ptr<CompletionPool> completions_;
   std::thread thread_;
 };
 

@@ -13,14 +13,14 @@
 namespace ringsync::torch_backend {
 namespace {
 
-// Polls `request` (writing into `memory`); at the deadline the memory stays MPI's for good.
+// Polls `request` (writing into `memory`); at the deadline the memory stays MPI's for good, and so
+// does the request (a non-blocking collective's request may not be freed while active).
 void waitKeeping(MPI_Request& request, MpiDeadline& deadline, const std::shared_ptr<const void>& memory,
                  const std::string& what, int size) {
   try {
     deadline.wait(request, [&] { return what + " of the group's " + std::to_string(size) + " ranks"; });
   } catch (...) {
     keepUntilExit(memory);
-    MPI_Request_free(&request);
     throw;
   }
 }

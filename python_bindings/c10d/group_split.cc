@@ -8,10 +8,12 @@
 // order with the group's collectives on the same MPI communicator.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "abandoned_memory.h"
 #include "gil_release.h"
 #include "mpi_polling.h"
 #include "ringsync/errors.h"
@@ -36,47 +38,65 @@ std::string listText(const std::vector<int>& ranks) {
   return "[" + text + "]";
 }
 
+// What the members' messages read and write: on the heap, and kept for good when the meeting
+// fails with messages still in flight (MPI may still complete them).
+struct Meeting {
+  explicit Meeting(std::size_t members) : theirs(members), requests(members, MPI_REQUEST_NULL) {}
+  std::uint64_t mine = 0;
+  std::uint64_t verdict = 1;
+  std::vector<std::uint64_t> theirs;
+  std::vector<MPI_Request> requests;  // the first member: one per member; the others: [0] sent, [1] answer
+  MPI_Request answer = MPI_REQUEST_NULL;
+
+  void abandon(const std::shared_ptr<Meeting>& self) {
+    for (MPI_Request* r : all()) {
+      if (*r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(r);  // a receive not yet matched ends here; a send or a matched one finishes in MPI
+      MPI_Request_free(r);
+    }
+    keepUntilExit(self);
+  }
+  std::vector<MPI_Request*> all() {
+    std::vector<MPI_Request*> pointers{&answer};
+    for (MPI_Request& r : requests) pointers.push_back(&r);
+    return pointers;
+  }
+};
+
 // The first member hears from every other member, compares their rank lists with its own, and
 // answers each with the verdict (1: same). Every member raises alike.
+void meet(const MpiSide& side, const std::vector<int>& ranks, int tag, Meeting& m, MpiDeadline& deadline) {
+  const int first = ranks[0];
+  if (side.rank() == first) {
+    for (std::size_t i = 1; i < ranks.size(); ++i)
+      checkMpi(MPI_Irecv(&m.theirs[i], 1, MPI_UINT64_T, ranks[i], tag, side.comm(), &m.requests[i]), "MPI_Irecv");
+    for (std::size_t i = 1; i < ranks.size(); ++i) {
+      deadline.wait(m.requests[i], [&] { return "rank " + std::to_string(ranks[i]) + " (a member that did not call split)"; });
+      if (m.theirs[i] != m.mine) m.verdict = 0;
+    }
+    for (std::size_t i = 1; i < ranks.size(); ++i)
+      checkMpi(MPI_Isend(&m.verdict, 1, MPI_UINT64_T, ranks[i], tag, side.comm(), &m.requests[i]), "MPI_Isend");
+    for (std::size_t i = 1; i < ranks.size(); ++i)
+      deadline.wait(m.requests[i], [&] { return "rank " + std::to_string(ranks[i]); });
+  } else {
+    checkMpi(MPI_Isend(&m.mine, 1, MPI_UINT64_T, first, tag, side.comm(), &m.requests[0]), "MPI_Isend");
+    checkMpi(MPI_Irecv(&m.verdict, 1, MPI_UINT64_T, first, tag, side.comm(), &m.answer), "MPI_Irecv");
+    deadline.wait(m.answer, [&] { return "rank " + std::to_string(first) + " (the split's first member)"; });
+    deadline.wait(m.requests[0], [&] { return "rank " + std::to_string(first); });
+  }
+}
+
 void membersMeet(const MpiSide& side, const std::vector<int>& ranks, int tag) {
   MpiDeadline deadline(side.options(), "split_group over ranks " + listText(ranks));
-  const std::uint64_t mine = fingerprintOf(ranks);
-  const int first = ranks[0];
-  std::uint64_t verdict = 1;
-  if (side.rank() == first) {
-    std::vector<std::uint64_t> theirs(ranks.size());
-    std::vector<MPI_Request> requests(ranks.size(), MPI_REQUEST_NULL);
-    for (std::size_t i = 1; i < ranks.size(); ++i)
-      checkMpi(MPI_Irecv(&theirs[i], 1, MPI_UINT64_T, ranks[i], tag, side.comm(), &requests[i]), "MPI_Irecv");
-    for (std::size_t i = 1; i < ranks.size(); ++i) {
-      try {
-        deadline.wait(requests[i], [&] { return "rank " + std::to_string(ranks[i]) + " (a member that did not call split)"; });
-      } catch (...) {
-        for (MPI_Request& r : requests)
-          if (r != MPI_REQUEST_NULL) MPI_Cancel(&r), MPI_Request_free(&r);
-        throw;
-      }
-      if (theirs[i] != mine) verdict = 0;
-    }
-    for (std::size_t i = 1; i < ranks.size(); ++i) {
-      checkMpi(MPI_Isend(&verdict, 1, MPI_UINT64_T, ranks[i], tag, side.comm(), &requests[i]), "MPI_Isend");
-      deadline.wait(requests[i], [&] { return "rank " + std::to_string(ranks[i]); });
-    }
-  } else {
-    MPI_Request sent = MPI_REQUEST_NULL, answer = MPI_REQUEST_NULL;
-    checkMpi(MPI_Isend(&mine, 1, MPI_UINT64_T, first, tag, side.comm(), &sent), "MPI_Isend");
-    checkMpi(MPI_Irecv(&verdict, 1, MPI_UINT64_T, first, tag, side.comm(), &answer), "MPI_Irecv");
-    try {
-      deadline.wait(answer, [&] { return "rank " + std::to_string(first) + " (the split's first member)"; });
-    } catch (...) {
-      MPI_Cancel(&answer);
-      MPI_Request_free(&answer);
-      if (sent != MPI_REQUEST_NULL) MPI_Request_free(&sent);
-      throw;
-    }
-    deadline.wait(sent, [&] { return "rank " + std::to_string(first); });
+  auto meeting = std::make_shared<Meeting>(ranks.size());
+  meeting->mine = fingerprintOf(ranks);
+  try {
+    meet(side, ranks, tag, *meeting, deadline);
+  } catch (...) {
+    meeting->abandon(meeting);
+    throw;
   }
-  if (verdict != 1)
+  if (meeting->verdict != 1)
     throw MismatchError("ringsync backend: split_group: the members of " + listText(ranks) +
                         " passed different rank lists (this rank's is " + listText(ranks) + ")");
 }

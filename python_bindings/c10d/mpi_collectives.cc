@@ -13,7 +13,8 @@ namespace ringsync::torch_backend {
 namespace {
 
 // Polls the call's request; at the deadline its buffers (and `more`: count arrays MPI reads
-// until the call completes) stay MPI's for good.
+// until the call completes) stay MPI's for good, and so does the request (a non-blocking
+// collective's request may not be freed while active).
 void waitLeavingToMpi(MPI_Request& request, MpiDeadline& deadline, std::vector<at::Tensor> buffers, int size,
                       std::shared_ptr<const void> more = nullptr) {
   try {
@@ -21,7 +22,6 @@ void waitLeavingToMpi(MPI_Request& request, MpiDeadline& deadline, std::vector<a
   } catch (...) {
     keepUntilExit(std::make_shared<std::vector<at::Tensor>>(std::move(buffers)));
     if (more) keepUntilExit(std::move(more));
-    MPI_Request_free(&request);
     throw;
   }
 }

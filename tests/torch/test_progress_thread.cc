@@ -2,12 +2,15 @@
 // knows nothing of it, so its promises are checked here directly, and under ThreadSanitizer by
 // `scripts/test.sh --tsan` (label `threads`). Jobs run one at a time in the order submitted,
 // whether queued or run inline on an idle caller; the outcome is published after the job, outside
-// the locks (a completion may submit the next job, as DDP's callbacks do); close() drains the
-// queue, refuses later jobs with AbortedError, and may be called from a completion on the thread.
+// the locks and off the progress thread (a completion may submit the next job, as DDP's callbacks
+// do, and even wait for it, as PowerSGD's do); close() drains the queue, refuses later jobs with
+// AbortedError, and may be called from a completion.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -17,6 +20,7 @@
 #include "../../python_bindings/c10d/progress_thread.h"
 #include "ringsync/errors.h"
 
+using ringsync::torch_backend::CompletionPool;
 using ringsync::torch_backend::ProgressJob;
 using ringsync::torch_backend::ProgressThread;
 
@@ -26,7 +30,7 @@ namespace {
 struct Journal {
   std::mutex mutex;
   std::vector<int> executed, completed;
-  std::vector<std::thread::id> executedOn;
+  std::vector<std::thread::id> executedOn, completedOn;
   std::atomic<int> running{0}, mostAtOnce{0};
 
   ProgressJob job(int id) {
@@ -46,6 +50,7 @@ struct Journal {
             [this, id] {
               std::lock_guard<std::mutex> lock(mutex);
               completed.push_back(id);
+              completedOn.push_back(std::this_thread::get_id());
             }};
   }
 };
@@ -53,6 +58,13 @@ struct Journal {
 std::vector<int> upTo(int n) {
   std::vector<int> ids;
   for (int i = 0; i < n; ++i) ids.push_back(i);
+  return ids;
+}
+
+// Completions start in order but may overlap (one that blocks does not hold up the next): each
+// ran once.
+std::vector<int> sorted(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
   return ids;
 }
 
@@ -66,9 +78,12 @@ TEST_CASE("progress thread: queued jobs run in order, one at a time, off the cal
     thread.close();  // drains the queue
   }
   REQUIRE(journal.executed == upTo(200));
-  REQUIRE(journal.completed == upTo(200));
+  REQUIRE(sorted(journal.completed) == upTo(200));
   REQUIRE(journal.mostAtOnce == 1);
   for (const std::thread::id& id : journal.executedOn) REQUIRE(id != std::this_thread::get_id());
+  // Completions never run on the thread that runs the jobs.
+  for (std::size_t k = 0; k < journal.completedOn.size(); ++k)
+    for (const std::thread::id& executor : journal.executedOn) REQUIRE(journal.completedOn[k] != executor);
 }
 
 TEST_CASE("progress thread: a synchronous job runs inline when idle, queued behind others otherwise", "[threads]") {
@@ -149,6 +164,57 @@ TEST_CASE("progress thread: a completion may submit the next job, and may close 
   REQUIRE(doneSignal.wait_for(lock, std::chrono::seconds(10), [&] { return done; }));
   REQUIRE(journal.executed == std::vector<int>{0, 1});
   REQUIRE(journal.completed == std::vector<int>{0, 1});
+}
+
+TEST_CASE("progress thread: a completion may wait for a job it submits (PowerSGD's hook)", "[threads]") {
+  // Job 0's completion submits job 1 and waits until job 1 has executed and job 1's own completion
+  // has run: with completions on the progress thread, or on one completion thread, this waits for ever.
+  ProgressThread thread;
+  std::promise<void> secondCompleted;
+  std::future<void> secondDone = secondCompleted.get_future();
+  std::atomic<bool> waitedInCallback{false};
+  std::promise<void> firstCompleted;
+  thread.submit({[] {},
+                 [&] {
+                   thread.submit({[] {}, [&] { secondCompleted.set_value(); }}, false);
+                   waitedInCallback = secondDone.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+                   firstCompleted.set_value();
+                 }},
+                false);
+  REQUIRE(firstCompleted.get_future().wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  REQUIRE(waitedInCallback);
+  thread.close();
+}
+
+TEST_CASE("completion pool: one completion that blocks does not hold up the others", "[threads]") {
+  CompletionPool pool;
+  std::mutex mutex;
+  std::vector<int> started;
+  std::atomic<bool> release{false};
+  std::atomic<int> finished{0};
+  pool.post([&] {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      started.push_back(0);
+    }
+    while (!release) std::this_thread::yield();
+    ++finished;
+  });
+  for (int i = 1; i <= 5; ++i)
+    pool.post([&, i] {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        started.push_back(i);
+      }
+      ++finished;
+    });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (finished < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  REQUIRE(finished == 5);  // 1..5 ran while 0 was still blocked
+  release = true;
+  pool.close();
+  REQUIRE(finished == 6);
+  REQUIRE(sorted(started) == upTo(6));
 }
 
 TEST_CASE("progress thread: after close, submit raises AbortedError and runs nothing", "[threads]") {

@@ -14,10 +14,19 @@
 namespace ringsync::torch_backend {
 namespace {
 
+// Python's spelling of a layout ("torch.sparse_coo").
 std::string layoutName(const at::Tensor& t) {
+  switch (t.layout()) {
+    case at::kSparse: return "torch.sparse_coo";
+    case at::kSparseCsr: return "torch.sparse_csr";
+    case at::kSparseCsc: return "torch.sparse_csc";
+    case at::kSparseBsr: return "torch.sparse_bsr";
+    case at::kSparseBsc: return "torch.sparse_bsc";
+    default: break;
+  }
   std::ostringstream name;
   name << t.layout();
-  return name.str();
+  return "torch layout " + name.str();
 }
 
 // Sparse (and other non-strided) tensors have no dense block for ringsync to carry; refused by name

@@ -70,7 +70,7 @@ std::vector<std::int64_t> elementCounts(const at::Tensor& t, const std::vector<i
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::gather(std::vector<std::vector<at::Tensor>>& outputLists,
                                                          std::vector<at::Tensor>& inputs,
                                                          const ::c10d::GatherOptions& opts) {
-  checkRoot(opts.rootRank, "gather");
+  checkRank(opts.rootRank, "gather");
   const int root = static_cast<int>(opts.rootRank);
   if (inputs.size() != 1) badArgument("gather", "takes one input tensor, got " + std::to_string(inputs.size()));
   const at::Tensor input = inputs[0];
@@ -101,7 +101,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::gather(std::vector<std::vector
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::scatter(std::vector<at::Tensor>& outputs,
                                                           std::vector<std::vector<at::Tensor>>& inputLists,
                                                           const ::c10d::ScatterOptions& opts) {
-  checkRoot(opts.rootRank, "scatter");
+  checkRank(opts.rootRank, "scatter");
   const int root = static_cast<int>(opts.rootRank);
   if (outputs.size() != 1) badArgument("scatter", "takes one output tensor, got " + std::to_string(outputs.size()));
   const at::Tensor output = outputs[0];

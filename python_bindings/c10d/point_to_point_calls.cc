@@ -32,12 +32,12 @@ std::string describeMessage(const char* call, const at::Tensor& t, int peer, int
 }  // namespace
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::send(std::vector<at::Tensor>& tensors, int dstRank, int tag) {
-  checkRoot(dstRank, "send: dst");
+  checkRank(dstRank, "send", "dst");
   return pointToPoint(oneTensor(tensors, "send"), false, dstRank, tag, "send");
 }
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
-  checkRoot(srcRank, "recv: src");
+  checkRank(srcRank, "recv", "src");
   return pointToPoint(oneTensor(tensors, "recv"), true, srcRank, tag, "recv");
 }
 
@@ -64,8 +64,9 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::pointToPoint(at::Tensor tensor
   message.bytes = static_cast<std::size_t>(block.nbytes());
   message.what = describeMessage(call, tensor, peer, tag);
   message.memory = std::make_shared<at::Tensor>(block);
-  message.done = [work, tensor, block, receive, stream, modes = CallerModes(),
-                  completions = progress_.completions(), state = state_](int source, std::exception_ptr error) {
+  message.done = [work, tensor, block, receive, stream, modes = CallerModes(), completions = progress_.completions(),
+                  lane = CompletionPool::laneForWorkIssuedHere(), state = state_](int source,
+                                                                                   std::exception_ptr error) {
     std::shared_ptr<c10::Event> done;
     if (!error) {
       try {
@@ -87,10 +88,12 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::pointToPoint(at::Tensor tensor
       }
     }
     work->settle(std::move(done), error);
-    completions->post([work, stream] {
-      const CallerStream::Current current(stream);
-      work->completeFuture();
-    });
+    completions->post(
+        [work, stream] {
+          const CallerStream::Current current(stream);
+          work->completeFuture();
+        },
+        lane);
   };
   messages_->post(std::move(message));
   return work;

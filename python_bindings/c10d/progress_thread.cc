@@ -1,16 +1,29 @@
 #include "progress_thread.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ringsync/errors.h"
 
 namespace ringsync::torch_backend {
 
+namespace {
+
+// The lane this thread runs completions for; -1 on every other thread.
+thread_local int currentLane = -1;
+
+}  // namespace
+
 CompletionPool::CompletionPool() : state_(std::make_shared<State>()) {}
 
 CompletionPool::~CompletionPool() { close(); }
 
-void CompletionPool::post(std::function<void()> completion) {
+std::size_t CompletionPool::laneForWorkIssuedHere() {
+  return std::min<std::size_t>(static_cast<std::size_t>(currentLane + 1), kLanes - 1);
+}
+
+void CompletionPool::post(std::function<void()> completion, std::size_t lane) {
+  lane = std::min(lane, kLanes - 1);
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mutex);
   if (s.closing) {
@@ -18,49 +31,44 @@ void CompletionPool::post(std::function<void()> completion) {
     completion();
     return;
   }
-  s.queue.push_back(std::move(completion));
-  if (s.idle >= s.queue.size() || s.threads >= kMaxThreads) {
-    lock.unlock();
-    s.wake.notify_one();
+  s.queues[lane].push_back(std::move(completion));
+  if (!threads_[lane].joinable()) {
+    threads_[lane] = std::thread([state = state_, lane] { run(state, lane); });  // under the lock: close() joins it
     return;
   }
-  // Every thread is busy (possibly inside a callback that waits for this very completion's
-  // collective): one more takes it.
-  ++s.threads;
-  ++s.idle;  // counted idle until it takes its first completion
-  threads_.emplace_back([state = state_] { run(state); });  // under the lock: close() joins every one
+  lock.unlock();
+  s.wake[lane].notify_one();
 }
 
-void CompletionPool::run(const std::shared_ptr<State>& state) {
+void CompletionPool::run(const std::shared_ptr<State>& state, std::size_t lane) {
+  currentLane = static_cast<int>(lane);
   State& s = *state;
   std::unique_lock<std::mutex> lock(s.mutex);
   for (;;) {
-    s.wake.wait(lock, [&s] { return s.closing || !s.queue.empty(); });
-    if (s.queue.empty()) break;  // closing, and everything queued has run
-    std::function<void()> completion = std::move(s.queue.front());
-    s.queue.pop_front();
-    --s.idle;
+    s.wake[lane].wait(lock, [&s, lane] { return s.closing || !s.queues[lane].empty(); });
+    if (s.queues[lane].empty()) return;  // closing, and everything queued has run
+    std::function<void()> completion = std::move(s.queues[lane].front());
+    s.queues[lane].pop_front();
     lock.unlock();
     completion();
     completion = nullptr;  // its tensors and callbacks go now, outside the lock
     lock.lock();
-    ++s.idle;
   }
-  --s.threads;
-  --s.idle;
 }
 
 void CompletionPool::close() noexcept {
-  std::vector<std::thread> threads;
+  std::array<std::thread, kLanes> threads;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->closing = true;
     threads.swap(threads_);
   }
-  state_->wake.notify_all();
+  for (std::condition_variable& wake : state_->wake) wake.notify_all();
+  // Lane by lane from the first: a lane's completions may still be waiting for the next lane's.
   for (std::thread& thread : threads) {
+    if (!thread.joinable()) continue;
     if (thread.get_id() == std::this_thread::get_id()) {
-      thread.detach();  // its loop holds the state and ends when the queue is empty
+      thread.detach();  // its loop holds the state and ends when its queue is empty
     } else {
       thread.join();
     }
@@ -75,6 +83,7 @@ ProgressThread::ProgressThread(std::shared_ptr<CompletionPool> completions)
 ProgressThread::~ProgressThread() { close(); }
 
 void ProgressThread::submit(ProgressJob job, bool runHereIfIdle) {
+  job.lane = CompletionPool::laneForWorkIssuedHere();
   State& s = *state_;
   std::unique_lock<std::mutex> lock(s.mutex);
   if (s.closing) throw AbortedError("ringsync backend: this process group was shut down");
@@ -121,7 +130,7 @@ void ProgressThread::runJob(State& s, ProgressJob& job, CompletionPool& completi
     std::lock_guard<std::mutex> lock(s.mutex);
     --s.pending;
   }
-  completions.post(std::move(job.complete));
+  completions.post(std::move(job.complete), job.lane);
   job = ProgressJob{};  // the job's tensors go now, not when the next job arrives
 }
 

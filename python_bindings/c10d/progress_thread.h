@@ -4,11 +4,12 @@
 // all-reduced. Knows nothing of torch: a job is two closures.
 //
 // A job's outcome is published (its future completed, which runs the future's callbacks) by a
-// CompletionPool, never on the progress thread: a callback may wait for the next collective of the
-// same group (PowerSGD's hook calls all_reduce(...).get_future().wait() inside its callback), which
+// CompletionPool, never on the progress thread: a callback may wait for a collective it issues
+// itself (PowerSGD's hook calls all_reduce(...).get_future().wait() inside its callback), which
 // only the progress thread can run.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -20,20 +21,26 @@
 
 namespace ringsync::torch_backend {
 
-// Threads that run completions. They start in the order posted; one that blocks (a callback waiting
-// for a later collective) does not hold up those behind it: when every thread is busy a new one
-// takes them, up to kMaxThreads (beyond that they wait their turn).
+// Threads that run completions, one lane after another. Completions of work issued by ordinary
+// threads run on lane 0, one at a time in the order posted (the order the collectives ran, the
+// same on every rank), so callbacks that issue collectives issue them in the same order on every
+// rank. Work issued from inside a completion (a callback) completes on the next lane, so that
+// callback may wait for it. A lane's thread starts with its first completion; work issued from
+// lane kLanes - 1 completes there too (a callback eight levels deep must not wait for its own).
 class CompletionPool {
  public:
-  static constexpr std::size_t kMaxThreads = 16;
+  static constexpr std::size_t kLanes = 8;
 
   CompletionPool();
   ~CompletionPool();  // close()
   CompletionPool(const CompletionPool&) = delete;
   CompletionPool& operator=(const CompletionPool&) = delete;
 
-  // Runs `completion` on a pool thread; after close() on the caller's thread.
-  void post(std::function<void()> completion);
+  // The lane for the completion of work issued on this thread now: 0 from an ordinary thread, the
+  // next one from inside a completion.
+  static std::size_t laneForWorkIssuedHere();
+  // Runs `completion` on `lane`'s thread; after close() on the caller's thread.
+  void post(std::function<void()> completion, std::size_t lane);
   // Runs what is queued, then stops the threads. Idempotent; from a pool thread (a callback
   // dropping the last reference to the group) that thread is left to end by itself.
   void close() noexcept;
@@ -41,16 +48,14 @@ class CompletionPool {
  private:
   struct State {
     std::mutex mutex;
-    std::condition_variable wake;
-    std::deque<std::function<void()>> queue;
-    std::size_t threads = 0;
-    std::size_t idle = 0;
+    std::array<std::condition_variable, kLanes> wake;
+    std::array<std::deque<std::function<void()>>, kLanes> queues;
     bool closing = false;
   };
-  static void run(const std::shared_ptr<State>& state);
+  static void run(const std::shared_ptr<State>& state, std::size_t lane);
 
   std::shared_ptr<State> state_;
-  std::vector<std::thread> threads_;  // guarded by state_->mutex
+  std::array<std::thread, kLanes> threads_;  // guarded by state_->mutex; started on first use
 };
 
 struct ProgressJob {
@@ -58,9 +63,12 @@ struct ProgressJob {
   // job of this thread running, so one Communicator is used by one thread at a time.
   std::function<void()> execute;
   // Publishes the outcome (completes the Work's future). Runs after `execute`, outside every lock,
-  // on a CompletionPool thread (or on the caller's, for a job run inline): DDP's callbacks run here
-  // and may issue the next collective, or wait for it.
+  // on a CompletionPool lane (or on the caller's thread, for a job run inline): DDP's callbacks run
+  // here and may issue the next collective, or wait for one they issue.
   std::function<void()> complete;
+  // The CompletionPool lane `complete` runs on (CompletionPool::laneForWorkIssuedHere() where the
+  // job was issued; submit() sets it).
+  std::size_t lane = 0;
 };
 
 class ProgressThread {

@@ -95,9 +95,9 @@ std::shared_ptr<Communicator> RingsyncBackend::communicator() const {
   return comm_;
 }
 
-void RingsyncBackend::checkRoot(int64_t root, const char* call) const {
-  if (root < 0 || root >= getSize())
-    throw InvalidArgument(std::string("ringsync backend: ") + call + " root=" + std::to_string(root) +
+void RingsyncBackend::checkRank(int64_t rank, const char* call, const char* name) const {
+  if (rank < 0 || rank >= getSize())
+    throw InvalidArgument(std::string("ringsync backend: ") + call + " " + name + "=" + std::to_string(rank) +
                           " is not a rank of this group (size " + std::to_string(getSize()) + ")");
 }
 
@@ -212,7 +212,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allreduceList(std::vector<at::
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                             const ::c10d::BroadcastOptions& opts) {
-  checkRoot(opts.rootRank, "broadcast");
+  checkRank(opts.rootRank, "broadcast");
   const int root = static_cast<int>(opts.rootRank);
   const CallerStream stream(tensors, "broadcast");
   for (const at::Tensor& t : tensors) checkDtype(t, "broadcast");
@@ -238,7 +238,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::broadcast(std::vector<at::Tens
 // all-reduce's own check cannot make: that every rank names the same root.
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce(std::vector<at::Tensor>& tensors,
                                                          const ::c10d::ReduceOptions& opts) {
-  checkRoot(opts.rootRank, "reduce");
+  checkRank(opts.rootRank, "reduce");
   const ReduceOp op = ringsyncOp(opts.reduceOp, "reduce");
   if (tensors.size() != 1)
     throw InvalidArgument("ringsync backend: reduce takes one tensor, got a list of " + std::to_string(tensors.size()));

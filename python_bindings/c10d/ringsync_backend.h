@@ -158,7 +158,8 @@ class RingsyncBackend final : public ::c10d::Backend {
                                                       const CallerStream& stream, bool asyncOp);
   c10::intrusive_ptr<::c10d::Work> pointToPoint(at::Tensor tensor, bool receive, int peer, int tag, const char* call);
   std::shared_ptr<Communicator> communicator() const;  // AbortedError after shutdown()
-  void checkRoot(int64_t root, const char* call) const;
+  // InvalidArgument unless `rank` is a rank of this group (`name`: "root", "dst", ...).
+  void checkRank(int64_t rank, const char* call, const char* name = "root") const;
 
   mutable std::mutex lifecycle_;  // guards comm_ (shutdown() against a collective being issued)
   std::shared_ptr<Communicator> comm_;  // shared with queued jobs

@@ -7,7 +7,6 @@
 // AbortedError, and may be called from a completion.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -61,12 +60,7 @@ std::vector<int> upTo(int n) {
   return ids;
 }
 
-// Completions start in order but may overlap (one that blocks does not hold up the next): each
-// ran once.
-std::vector<int> sorted(std::vector<int> ids) {
-  std::sort(ids.begin(), ids.end());
-  return ids;
-}
+
 
 }  // namespace
 
@@ -78,7 +72,7 @@ TEST_CASE("progress thread: queued jobs run in order, one at a time, off the cal
     thread.close();  // drains the queue
   }
   REQUIRE(journal.executed == upTo(200));
-  REQUIRE(sorted(journal.completed) == upTo(200));
+  REQUIRE(journal.completed == upTo(200));  // one lane: in order
   REQUIRE(journal.mostAtOnce == 1);
   for (const std::thread::id& id : journal.executedOn) REQUIRE(id != std::this_thread::get_id());
   // Completions never run on the thread that runs the jobs.
@@ -168,7 +162,7 @@ TEST_CASE("progress thread: a completion may submit the next job, and may close 
 
 TEST_CASE("progress thread: a completion may wait for a job it submits (PowerSGD's hook)", "[threads]") {
   // Job 0's completion submits job 1 and waits until job 1 has executed and job 1's own completion
-  // has run: with completions on the progress thread, or on one completion thread, this waits for ever.
+  // has run: with completions on the progress thread, or all on one thread, this waits for ever.
   ProgressThread thread;
   std::promise<void> secondCompleted;
   std::future<void> secondDone = secondCompleted.get_future();
@@ -186,35 +180,32 @@ TEST_CASE("progress thread: a completion may wait for a job it submits (PowerSGD
   thread.close();
 }
 
-TEST_CASE("completion pool: one completion that blocks does not hold up the others", "[threads]") {
+TEST_CASE("completion pool: a lane runs its completions one at a time, in order; work issued inside one "
+          "completes on the next lane", "[threads]") {
   CompletionPool pool;
   std::mutex mutex;
-  std::vector<int> started;
-  std::atomic<bool> release{false};
-  std::atomic<int> finished{0};
-  pool.post([&] {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      started.push_back(0);
-    }
-    while (!release) std::this_thread::yield();
-    ++finished;
-  });
-  for (int i = 1; i <= 5; ++i)
-    pool.post([&, i] {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        started.push_back(i);
-      }
-      ++finished;
-    });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (finished < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  REQUIRE(finished == 5);  // 1..5 ran while 0 was still blocked
-  release = true;
+  std::vector<int> order;
+  std::atomic<int> running{0}, mostAtOnce{0};
+  std::vector<std::size_t> lanesSeen;
+  for (int i = 0; i < 100; ++i)
+    pool.post(
+        [&, i] {
+          const int now = ++running;
+          if (now > mostAtOnce) mostAtOnce = now;
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            order.push_back(i);
+            lanesSeen.push_back(CompletionPool::laneForWorkIssuedHere());
+          }
+          --running;
+        },
+        0);
   pool.close();
-  REQUIRE(finished == 6);
-  REQUIRE(sorted(started) == upTo(6));
+  REQUIRE(order == upTo(100));
+  REQUIRE(mostAtOnce == 1);
+  for (std::size_t lane : lanesSeen) REQUIRE(lane == 1);  // issued from lane 0: completes on lane 1
+  REQUIRE(CompletionPool::laneForWorkIssuedHere() == 0);   // an ordinary thread
 }
 
 TEST_CASE("progress thread: after close, submit raises AbortedError and runs nothing", "[threads]") {

@@ -222,6 +222,14 @@ PYBIND11_MODULE(_c10d, m) {
       });
 
   m.def("world_rank_and_size", &worldRankAndSize, "(rank, size) in MPI_COMM_WORLD (MPI initialised)");
+  m.def(
+      "check_mpi",
+      [] {
+        requireMpi();
+        requireThreadLevel();
+      },
+      "BackendError unless MPI is initialised with MPI_THREAD_MULTIPLE (what every group needs; checked "
+      "before anything is made for one)");
   m.def("broadcast_bytes", &broadcastBytes, py::arg("data"), py::arg("root"), py::arg("timeout_seconds"),
         "root's bytes on every rank of MPI_COMM_WORLD (MPI_Ibcast under the deadline; 0: none)");
   m.def("shutdown_all", [] { registry().shutdownAll(); }, py::call_guard<py::gil_scoped_release>(),

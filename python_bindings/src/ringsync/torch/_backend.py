@@ -53,6 +53,7 @@ def init_process_group(**kwargs):
     kwargs.setdefault("backend", BACKEND_NAME)
     if "store" not in kwargs and "init_method" not in kwargs:
         _ringsync.init()
+        _c10d.check_mpi()  # a group that cannot be made must fail here on every rank, before the store
         rank, size = _c10d.world_rank_and_size()
         if kwargs.get("rank", rank) != rank or kwargs.get("world_size", size) != size:
             raise InvalidArgument(f"ringsync.torch.init_process_group: rank={kwargs.get('rank')}, "

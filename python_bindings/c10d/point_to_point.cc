@@ -128,6 +128,41 @@ void PointToPoint::close() noexcept {
   }
 }
 
+// Whether `p` is done (its outcome reported), testing it once.
+bool PointToPoint::settle(Pending& p, const std::string& abortReason, bool closing) {
+  const bool receiveAtClose = closing && p.message.receive;
+  std::exception_ptr error;
+  int source = p.message.peer;
+  MPI_Status status;
+  if (!abortReason.empty() || receiveAtClose || p.expired()) {
+    if (giveUp(p, status)) {  // a receive completed just now after all: its message arrived
+      error = outcome(p, MPI_SUCCESS, status);
+      source = status.MPI_SOURCE;
+    } else if (!abortReason.empty()) {
+      error = std::make_exception_ptr(
+          AbortedError("ringsync backend: " + p.message.what + ": the group was aborted (" + abortReason + ")"));
+    } else if (receiveAtClose) {
+      error = std::make_exception_ptr(AbortedError("ringsync backend: " + p.message.what +
+                                                   ": the group was shut down before a message arrived"));
+    } else {
+      const std::string peer =
+          p.message.peer == MPI_ANY_SOURCE ? std::string("(any)") : std::to_string(p.message.peer);
+      error = std::make_exception_ptr(TimeoutError(
+          "ringsync backend: " + p.message.what + " timed out after " + std::to_string(p.seconds) + " s: rank " +
+          peer + (p.message.receive ? " sent no matching message" : " did not receive it") +
+          " (RINGSYNC_TIMEOUT_SECONDS, or the group's timeout=)"));
+    }
+  } else {
+    int done = 0;
+    const int code = MPI_Test(&p.request, &done, &status);
+    if (code == MPI_SUCCESS && !done) return false;
+    error = outcome(p, code, status);
+    if (p.message.receive && code == MPI_SUCCESS) source = status.MPI_SOURCE;
+  }
+  report(p, source, error);
+  return true;
+}
+
 void PointToPoint::run(const std::shared_ptr<State>& state, bool spinWait) {
   State& s = *state;
   std::list<std::unique_ptr<Pending>> active;
@@ -148,41 +183,12 @@ void PointToPoint::run(const std::shared_ptr<State>& state, bool spinWait) {
     }
     bool progressed = false;
     for (auto it = active.begin(); it != active.end();) {
-      Pending& p = **it;
-      const bool receiveAtClose = closing && p.message.receive;
-      std::exception_ptr error;
-      int source = p.message.peer;
-      MPI_Status status;
-      if (!abortReason.empty() || receiveAtClose || p.expired()) {
-        if (giveUp(p, status)) {  // a receive completed just now after all: its message arrived
-          error = outcome(p, MPI_SUCCESS, status);
-          source = status.MPI_SOURCE;
-        } else if (!abortReason.empty()) {
-          error = std::make_exception_ptr(AbortedError("ringsync backend: " + p.message.what +
-                                                       ": the group was aborted (" + abortReason + ")"));
-        } else if (receiveAtClose) {
-          error = std::make_exception_ptr(AbortedError("ringsync backend: " + p.message.what +
-                                                       ": the group was shut down before a message arrived"));
-        } else {
-          error = std::make_exception_ptr(TimeoutError(
-              "ringsync backend: " + p.message.what + " timed out after " + std::to_string(p.seconds) +
-              " s: rank " + (p.message.peer == MPI_ANY_SOURCE ? std::string("(any)") : std::to_string(p.message.peer)) +
-              (p.message.receive ? " sent no matching message" : " did not receive it") +
-              " (RINGSYNC_TIMEOUT_SECONDS, or the group's timeout=)"));
-        }
+      if (settle(**it, abortReason, closing)) {
+        it = active.erase(it);
+        progressed = true;
       } else {
-        int done = 0;
-        const int code = MPI_Test(&p.request, &done, &status);
-        if (code == MPI_SUCCESS && !done) {
-          ++it;
-          continue;
-        }
-        error = outcome(p, code, status);
-        if (p.message.receive && code == MPI_SUCCESS) source = status.MPI_SOURCE;
+        ++it;
       }
-      report(p, source, error);
-      it = active.erase(it);
-      progressed = true;
     }
     if (progressed) {
       idle.progressed();

@@ -74,6 +74,7 @@ class PointToPoint {
     bool closing = false;
   };
   static void run(const std::shared_ptr<State>& state, bool spinWait);
+  static bool settle(Pending& pending, const std::string& abortReason, bool closing);
 
   MPI_Comm comm_;
   Options options_;

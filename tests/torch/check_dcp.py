@@ -6,7 +6,6 @@ DCP plans and commits through the default group (gather_object, scatter_object_l
 broadcast), so this runs those on ringsync. Run under mpirun (any number of ranks).
 """
 
-import os
 import shutil
 import sys
 import tempfile

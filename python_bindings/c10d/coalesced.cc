@@ -33,25 +33,27 @@ std::vector<at::Tensor> joined(const std::vector<at::Tensor>& a, const std::vect
 
 }  // namespace
 
+// outputLists[r][i] = rank r's inputs[i] (torch's layout: one list per rank).
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_coalesced(
     std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
     const ::c10d::AllgatherOptions& opts) {
   const char* call = "allgather_coalesced";
-  requirePairs(outputLists.size(), inputs.size(), call);
+  if (static_cast<int>(outputLists.size()) != getSize())
+    throw InvalidArgument(std::string("ringsync backend: ") + call + " needs " + std::to_string(getSize()) +
+                          " output lists (one per rank), got " + std::to_string(outputLists.size()));
   std::vector<at::Tensor> outputs;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (static_cast<int>(outputLists[i].size()) != getSize())
-      throw InvalidArgument(std::string("ringsync backend: ") + call + " output list " + std::to_string(i) +
-                            " needs " + std::to_string(getSize()) + " tensors (one per rank)");
-    for (const at::Tensor& out : outputLists[i]) {
+  for (std::size_t r = 0; r < outputLists.size(); ++r) {
+    requirePairs(outputLists[r].size(), inputs.size(), call);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const at::Tensor& out = outputLists[r][i];
       if (out.scalar_type() != inputs[i].scalar_type() || out.numel() != inputs[i].numel())
-        throw InvalidArgument(std::string("ringsync backend: ") + call + " output for input " + std::to_string(i) +
-                              " holds " + elementsText(out.numel(), out) + ", the input " +
-                              elementsText(inputs[i].numel(), inputs[i]));
+        throw InvalidArgument(std::string("ringsync backend: ") + call + " output " + std::to_string(i) +
+                              " for rank " + std::to_string(r) + " holds " + elementsText(out.numel(), out) +
+                              ", input " + std::to_string(i) + " " + elementsText(inputs[i].numel(), inputs[i]));
       outputs.push_back(out);
     }
-    checkDtype(inputs[i], call);
   }
+  for (const at::Tensor& t : inputs) checkDtype(t, call);
   const CallerStream stream(joined(outputs, inputs), call);
   std::vector<StagedTensor> sends;
   for (const at::Tensor& t : inputs) sends.emplace_back(t, true);
@@ -62,7 +64,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_coalesced(
       const at::Tensor block = at::empty({size, input.numel()}, input.options());
       allgatherInto(comm, sends[i], block);
       for (int r = 0; r < size; ++r) {
-        const at::Tensor& out = outputLists[i][static_cast<std::size_t>(r)];
+        const at::Tensor& out = outputLists[static_cast<std::size_t>(r)][i];
         out.copy_(block[r].view(out.sizes()));
       }
     }

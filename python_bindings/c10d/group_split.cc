@@ -22,7 +22,7 @@
 namespace ringsync::torch_backend {
 namespace {
 
-// Members' messages use the top MPI tag (PointToPoint refuses it to users).
+// Members' messages use a tag of the backend's own (PointToPoint refuses it to users).
 std::uint64_t fingerprintOf(const std::vector<int>& ranks) {
   std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the ranks in order
   for (int r : ranks) {
@@ -138,7 +138,7 @@ c10::intrusive_ptr<::c10d::Backend> RingsyncBackend::split(const c10::intrusive_
   ringsync::Options options = communicator()->options();
   if (opts && opts->timeout.count() > 0) options.timeoutSeconds = static_cast<double>(opts->timeout.count()) / 1000.0;
   auto made = std::make_shared<std::unique_ptr<Communicator>>();
-  const int tag = messages_->maxTag() + 1;  // the tag reserved for the backend's own messages
+  const int tag = messages_->reservedTag(0);
   const CallerStream host({}, "split_group");
   auto work = submit(::c10d::OpType::UNKNOWN, host, {},
                      [made, mpi = mpi_, ranks, options, tag](Communicator&) {

@@ -74,7 +74,7 @@ PointToPoint::PointToPoint(MPI_Comm comm, const Options& options)
     : comm_(comm), options_(options), state_(std::make_shared<State>()) {
   int* tagUpperBound = nullptr;
   int found = 0;
-  if (MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tagUpperBound, &found) == MPI_SUCCESS && found) maxTag_ = *tagUpperBound - 1;
+  if (MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tagUpperBound, &found) == MPI_SUCCESS && found) maxTag_ = *tagUpperBound - kReservedTags;
   poller_ = std::thread([state = state_, spin = options.spinWait] { run(state, spin); });
 }
 

@@ -52,9 +52,11 @@ class PointToPoint {
   PointToPoint(const PointToPoint&) = delete;
   PointToPoint& operator=(const PointToPoint&) = delete;
 
-  // The largest tag a user's message may carry: MPI's upper bound is the backend's own
-  // (group_split.cc's meeting of members).
+  // The largest tag a user's message may carry; the kReservedTags above it are the backend's own
+  // (reservedTag(0): split_group's meeting of members, reservedTag(1): monitored_barrier).
+  static constexpr int kReservedTags = 2;
   int maxTag() const { return maxTag_; }
+  int reservedTag(int which) const { return maxTag_ + 1 + which; }
   // Posts `message` now. InvalidArgument for a tag outside MPI's range, AbortedError after
   // abort() or close(), BackendError when MPI refuses it.
   void post(Message message);
@@ -78,7 +80,7 @@ class PointToPoint {
 
   MPI_Comm comm_;
   Options options_;
-  int maxTag_ = 32766;
+  int maxTag_ = 32767 - kReservedTags;
   std::shared_ptr<State> state_;
   std::thread poller_;
 };

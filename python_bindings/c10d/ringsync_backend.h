@@ -10,7 +10,8 @@
 //    reduce (the all-reduce, kept at the root), barrier;
 //  - MPI's own non-blocking collectives, polled under ringsync's deadline after a fingerprint
 //    round (mpi_collectives.cc): gather, scatter, alltoall (list and single tensor);
-//  - MPI's point-to-point, posted at the call (point_to_point.h): send, recv, recv_anysource.
+//  - MPI's point-to-point, posted at the call (point_to_point.h): send, recv, recv_anysource,
+//    and monitored_barrier (Gloo's protocol).
 // Errors are ringsync's (MismatchError, TimeoutError, ...). After a TimeoutError the group is
 // aborted: later calls raise AbortedError, and the failed call's tensors are kept alive for good
 // (abandoned_memory.h says why).
@@ -88,6 +89,8 @@ class RingsyncBackend final : public ::c10d::Backend {
                                              const ::c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<::c10d::Work> reduce(std::vector<at::Tensor>& tensors, const ::c10d::ReduceOptions& opts) override;
   c10::intrusive_ptr<::c10d::Work> barrier(const ::c10d::BarrierOptions& opts) override;
+  // monitored_barrier.cc: Gloo's protocol and messages, on the caller's thread.
+  void monitoredBarrier(const ::c10d::BarrierOptions& opts, bool waitAllRanks) override;
 
   // gather_scatter.cc
   c10::intrusive_ptr<::c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -166,6 +169,7 @@ class RingsyncBackend final : public ::c10d::Backend {
   std::shared_ptr<GroupState> state_ = std::make_shared<GroupState>();
   std::shared_ptr<MpiSide> mpi_;  // MPI's own collectives, on the progress thread
   std::atomic<std::uint64_t> sequence_{0};
+  std::atomic<std::uint64_t> monitoredBarriers_{0};
   std::chrono::milliseconds timeout_;
   ProgressThread progress_;
   std::unique_ptr<PointToPoint> messages_;

@@ -23,13 +23,6 @@ def test_premul_sum_is_unsupported():
                                    op=dist._make_nccl_premul_sum(2.0))
 
 
-def test_monitored_barrier_is_gloo_only_and_its_way_out_works(gloo):
-    """torch implements monitored_barrier for Gloo groups only; a Gloo group beside ringsync's works."""
-    with pytest.raises((ValueError, RuntimeError), match="GLOO|Gloo|gloo"):
-        dist.monitored_barrier()
-    dist.monitored_barrier(group=gloo)
-
-
 @pytest.mark.parametrize("dtype", [torch.int16, torch.float8_e4m3fn] if hasattr(torch, "float8_e4m3fn")
                          else [torch.int16])
 def test_unsupported_dtypes_raise_naming_the_dtype(dtype):

@@ -2,6 +2,8 @@
 abort, coalesced all-gather / reduce-scatter (torch's functional collectives, DTensor), sparse
 tensors refused by name, a Gloo group beside ringsync's."""
 
+import datetime
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -85,13 +87,15 @@ def test_all_gather_and_reduce_scatter_coalesced():
 
 
 def test_all_gather_coalesced_lists():
+    """torch's layout: one output list per rank, each like the inputs."""
     n, rank = dist.get_world_size(), dist.get_rank()
-    inputs = [torch.full((2,), float(rank)), torch.full((1, 3), 10.0 + rank)]
-    outputs = [[torch.empty(2) for _ in range(n)], [torch.empty(1, 3) for _ in range(n)]]
+    inputs = [torch.full((2,), float(rank)), torch.full((1, 3), 10.0 + rank), torch.full((4,), -float(rank))]
+    outputs = [[torch.empty_like(t) for t in inputs] for _ in range(n)]
     dist.all_gather_coalesced(outputs, inputs)
     for r in range(n):
-        assert torch.equal(outputs[0][r], torch.full((2,), float(r)))
-        assert torch.equal(outputs[1][r], torch.full((1, 3), 10.0 + r))
+        assert torch.equal(outputs[r][0], torch.full((2,), float(r)))
+        assert torch.equal(outputs[r][1], torch.full((1, 3), 10.0 + r))
+        assert torch.equal(outputs[r][2], torch.full((4,), -float(r)))
 
 
 def test_functional_collectives_and_dtensor_redistribute():
@@ -136,6 +140,23 @@ def test_ddp_with_a_sparse_embedding_runs_on_a_gloo_group_beside(gloo):
     assert torch.equal(grad[5], torch.full((3,), 1.0))  # every rank's 1, averaged
     for r in range(n):
         assert torch.equal(grad[r], torch.full((3,), 1.0 / n))
+
+
+def test_monitored_barrier_on_ringsync_groups():
+    """Gloo's protocol: every rank passes, or rank 0 names the rank that did not arrive."""
+    n, rank = dist.get_world_size(), dist.get_rank()
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=10))
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=10), wait_all_ranks=True)
+    group = dist.new_group(backend="ringsync", timeout=datetime.timedelta(seconds=2))
+    late = n - 1
+    if rank == 0:
+        with pytest.raises(ringsync.TimeoutError, match=f"Rank {late} failed to pass monitoredBarrier in 500 ms"):
+            dist.monitored_barrier(group=group, timeout=datetime.timedelta(milliseconds=500))
+    elif rank != late:
+        with pytest.raises(ringsync.TimeoutError, match=f"Rank {rank} successfully reached monitoredBarrier"):
+            dist.monitored_barrier(group=group, timeout=datetime.timedelta(milliseconds=500))
+    dist.barrier()
+    dist.destroy_process_group(group)
 
 
 def test_a_gloo_group_and_monitored_barrier_beside_the_default_group(gloo):

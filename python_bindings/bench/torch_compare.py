@@ -1,6 +1,6 @@
 """torch.distributed on "ringsync" against "gloo", in one run on the same ranks.
 
-    mpirun -np 2 python python_bindings/bench/torch_compare.py [--json FILE] [--quick]
+    mpirun -np 2 python python_bindings/bench/torch_compare.py [--json FILE] [--quick] [--parts LIST]
     python python_bindings/bench/torch_compare.py --combine run1.json run2.json run3.json
 
 (1) dist.all_reduce (float32 sum, synchronous) from 8 B to 64 MiB on each backend, the two
@@ -17,18 +17,23 @@
     share of the all-reduce that ran during backward. Two baselines for "compute": the same model
     without DDP (DDP's own bucket copies then count against the overlap), and DDP with a comm hook
     that communicates nothing (the same buckets and copies; only the all-reduce is missing).
-Rank 0 prints the tables; --json writes them, and --combine prints the medians over launches.
+(4) dist.send / dist.recv from 8 B to 64 MiB (uint8) on each backend: a ping-pong between ranks 0
+    and 1 (the others wait), interleaved per repetition; time = round trip / 2, the slowest of the
+    two ranks, median over repetitions; GB/s = S/t; ratio = gloo time / ringsync.
+(5) dist.all_to_all_single (float32, equal splits) with S bytes per rank in all, 8 B to 64 MiB;
+    algbw = S/t, busbw = algbw * (n-1)/n (nccl-tests' all-to-all); ratio = gloo time / ringsync.
+--parts picks sections (default: allreduce,sendrecv,alltoall,ddp). Rank 0 prints the tables;
+--json writes them, and --combine prints the medians over launches.
 
-Across hosts (bench/multihost_run.sh -- python3 python_bindings/bench/torch_compare.py ...), the
-rendezvous store is on rank 0's host address; on one host on 127.0.0.1.
+The groups come from ringsync.torch.init_process_group(): ringsync's default group and a Gloo
+group over the same ranks, rendezvousing through the TCPStore rank 0 serves (reachable across
+hosts: bench/multihost_run.sh -- python3 python_bindings/bench/torch_compare.py ...).
 """
 
 import argparse
 import json
-import socket
 import statistics
 import time
-import zlib
 
 import numpy as np
 import torch
@@ -37,7 +42,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import ringsync
-import ringsync.torch  # noqa: F401 - registers backend "ringsync"
+import ringsync.torch
 
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 # (name, hidden width, layers, samples per rank, ms each layer's backward holds without the CPU,
@@ -48,6 +53,7 @@ MODELS = [("comm-heavy MLP 1024x4, batch 8/rank", 1024, 4, 8, 0, None),
 
 
 def size_text(nbytes):
+    nbytes = int(nbytes)  # a median over launches is a float
     for unit, shift in (("MiB", 20), ("KiB", 10)):
         if nbytes >= 1 << shift:
             return f"{nbytes >> shift} {unit}"
@@ -60,31 +66,47 @@ def slowest(seconds, world):
     return float(t[0])
 
 
-def store_address(world):
-    """127.0.0.1 when every rank runs on one host, else rank 0's host address (IPv4)."""
-    name = np.array([zlib.crc32(socket.gethostname().encode())], dtype=np.int64)
-    low, high = name.copy(), name.copy()
-    world.allreduce(low, op="min")
-    world.allreduce(high, op="max")
-    address = np.zeros(4, dtype=np.int64)
-    if world.rank == 0:
-        host = "127.0.0.1" if low[0] == high[0] else socket.gethostbyname(socket.gethostname())
-        address[:] = [int(part) for part in host.split(".")]
-    world.broadcast(address, root=0)
-    return ".".join(str(int(part)) for part in address)
-
-
-def init(world):
-    host = store_address(world)
-    port = np.array([0], dtype=np.int64)
-    if world.rank == 0:
-        with socket.socket() as s:
-            s.bind((host, 0))
-            port[0] = s.getsockname()[1]
-    world.broadcast(port, root=0)
-    dist.init_process_group("ringsync", init_method=f"tcp://{host}:{int(port[0])}", rank=world.rank,
-                            world_size=world.size)
+def init():
+    ringsync.torch.init_process_group()
     return {"gloo": dist.new_group(backend="gloo"), "ringsync": dist.group.WORLD}
+
+
+def interleaved(groups, world, reps, run):
+    """run(group) -> seconds, for each backend in turn (the order alternating), after a barrier;
+    the slowest rank's time per repetition."""
+    samples = {name: [] for name in groups}
+    names = list(groups)
+    for rep in range(reps):
+        for name in names[rep % 2:] + names[:rep % 2]:
+            world.barrier()
+            samples[name].append(slowest(run(groups[name]), world))
+    return samples
+
+
+def repetitions(nbytes, quick):
+    return (5 if quick else 21) if nbytes < (1 << 20) else (3 if quick else 7)
+
+
+def iterations_for(nbytes):
+    return max(2, min(200, (64 << 20) // max(nbytes, 1) // 8))
+
+
+def timed(call, iterations):
+    def run(group):
+        start = time.perf_counter()
+        for _ in range(iterations):
+            call(group)
+        return (time.perf_counter() - start) / iterations
+    return run
+
+
+def sweep_row(nbytes, samples, bus_factor, per_call=1.0):
+    row = {"bytes": nbytes}
+    for name, values in samples.items():
+        t = statistics.median(values) * per_call
+        row[name] = {"us": t * 1e6, "busbw": nbytes / t / 1e9 * bus_factor}
+    row["ratio"] = row["gloo"]["us"] / row["ringsync"]["us"]
+    return row
 
 
 def allreduce_sweep(groups, world, quick):
@@ -92,26 +114,46 @@ def allreduce_sweep(groups, world, quick):
     rows = []
     for nbytes in SIZES:
         x = torch.zeros(max(nbytes // 4, 1))
-        iterations = max(2, min(200, (64 << 20) // nbytes // 8))
-        reps = (5 if quick else 21) if nbytes < (1 << 20) else (3 if quick else 7)
-        samples = {name: [] for name in groups}
-        for name, group in groups.items():  # warm-up: connections, first touch
-            for _ in range(2):
-                dist.all_reduce(x, group=group)
-        names = list(groups)
-        for rep in range(reps):
-            for name in names[rep % 2:] + names[:rep % 2]:
-                world.barrier()
-                start = time.perf_counter()
-                for _ in range(iterations):
-                    dist.all_reduce(x, group=groups[name])
-                samples[name].append(slowest(time.perf_counter() - start, world) / iterations)
-        row = {"bytes": x.numel() * 4}
-        for name, values in samples.items():
-            t = statistics.median(values)
-            row[name] = {"us": t * 1e6, "busbw": x.numel() * 4 / t / 1e9 * 2 * (n - 1) / n}
-        row["ratio"] = row["gloo"]["us"] / row["ringsync"]["us"]
-        rows.append(row)
+        call = timed(lambda group: dist.all_reduce(x, group=group), iterations_for(nbytes))
+        for group in groups.values():  # warm-up: connections, first touch
+            call(group)
+        rows.append(sweep_row(x.numel() * 4, interleaved(groups, world, repetitions(nbytes, quick), call),
+                              2 * (n - 1) / n))
+    return rows
+
+
+def sendrecv_sweep(groups, world, quick):
+    """Ping-pong between ranks 0 and 1: one message's time is half a round trip."""
+    rank = world.rank
+    rows = []
+    for nbytes in SIZES:
+        x = torch.zeros(nbytes, dtype=torch.uint8)
+
+        def exchange(group):
+            if rank == 0:
+                dist.send(x, 1, group=group)
+                dist.recv(x, 1, group=group)
+            elif rank == 1:
+                dist.recv(x, 0, group=group)
+                dist.send(x, 0, group=group)
+
+        call = timed(exchange, iterations_for(nbytes))
+        for group in groups.values():
+            call(group)
+        rows.append(sweep_row(nbytes, interleaved(groups, world, repetitions(nbytes, quick), call), 1.0, 0.5))
+    return rows
+
+
+def alltoall_sweep(groups, world, quick):
+    n = world.size
+    rows = []
+    for nbytes in SIZES:
+        count = max(n, nbytes // 4 // n * n)  # equal splits
+        x, out = torch.zeros(count), torch.empty(count)
+        call = timed(lambda group: dist.all_to_all_single(out, x, group=group), iterations_for(nbytes))
+        for group in groups.values():
+            call(group)
+        rows.append(sweep_row(count * 4, interleaved(groups, world, repetitions(nbytes, quick), call), (n - 1) / n))
     return rows
 
 
@@ -210,16 +252,31 @@ def ddp_compare(groups, world, quick):
     return rows
 
 
+SWEEPS = {"allreduce": ("all_reduce, float32 sum", "busbw GB/s"),
+          "sendrecv": ("send/recv ping-pong between ranks 0 and 1, uint8, half a round trip", "GB/s"),
+          "alltoall": ("all_to_all_single, float32, equal splits, size = bytes per rank", "busbw GB/s")}
+
+
+def print_sweep(result, key, suffix):
+    title, bandwidth = SWEEPS[key]
+    print(f"# torch.distributed {title}, {result['ranks']} ranks, slowest rank, median over repetitions{suffix}")
+    print(f"| size | gloo us | gloo {bandwidth} | ringsync us | ringsync {bandwidth} | gloo time / ringsync |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for r in result[key]:
+        print(f"| {size_text(r['bytes'])} | {r['gloo']['us']:.1f} | {r['gloo']['busbw']:.3f} | {r['ringsync']['us']:.1f} "
+              f"| {r['ringsync']['busbw']:.3f} | {r['ratio']:.2f}x |")
+    print()
+
+
 def print_tables(result, launches=1):
     n = result["ranks"]
     suffix = f", medians of {launches} launches" if launches > 1 else ""
-    print(f"# torch.distributed all_reduce, float32 sum, {n} ranks, slowest rank, median over repetitions{suffix}")
-    print("| size | gloo us | gloo busbw GB/s | ringsync us | ringsync busbw GB/s | ringsync/gloo |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for r in result["allreduce"]:
-        print(f"| {size_text(r['bytes'])} | {r['gloo']['us']:.1f} | {r['gloo']['busbw']:.3f} | {r['ringsync']['us']:.1f} "
-              f"| {r['ringsync']['busbw']:.3f} | {r['ratio']:.2f}x |")
-    print(f"\n# DDP training, {n} ranks, SGD + MSE, samples/s (global batch / median step){suffix}")
+    for key in SWEEPS:
+        if key in result:
+            print_sweep(result, key, suffix)
+    if "ddp" not in result:
+        return
+    print(f"# DDP training, {n} ranks, SGD + MSE, samples/s (global batch / median step){suffix}")
     print("| model | params | global batch | gloo samples/s | ringsync samples/s | ringsync/gloo | "
           "no-comm step ms | all-reduce ms | ringsync step ms | all-reduce hidden | "
           "DDP no-comm step ms | hidden vs DDP no-comm |")
@@ -243,13 +300,14 @@ def combine(paths):
             return statistics.median(values)
         return values[0]
 
-    merged = {"ranks": runs[0]["ranks"],
-              "allreduce": [med(list(rows)) for rows in zip(*(r["allreduce"] for r in runs))],
-              "ddp": [med(list(rows)) for rows in zip(*(r["ddp"] for r in runs))]}
+    keys = [k for k in (*SWEEPS, "ddp") if k in runs[0]]
+    merged = {"ranks": runs[0]["ranks"]}
+    for key in keys:
+        merged[key] = [med(list(rows)) for rows in zip(*(r[key] for r in runs))]
     print_tables(merged, len(runs))
-    for key, label in (("allreduce", "all-reduce ratios per launch"), ("ddp", "DDP ratios per launch")):
+    for key in keys:  # the spread: every launch's ratio
         per_row = [" ".join(f"{run[key][i]['ratio']:.2f}" for run in runs) for i in range(len(runs[0][key]))]
-        print(f"# {label} (row by row): " + "; ".join(per_row))
+        print(f"# {key} ratios per launch (row by row): " + "; ".join(per_row))
 
 
 def main():
@@ -257,14 +315,20 @@ def main():
     parser.add_argument("--json", help="write the results to this file (rank 0)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--combine", nargs="+", metavar="JSON", help="print the medians of earlier --json runs")
+    parser.add_argument("--parts", default="allreduce,sendrecv,alltoall,ddp",
+                        help="comma-separated sections to run: allreduce, sendrecv, alltoall, ddp")
     args = parser.parse_args()
     if args.combine:
         combine(args.combine)
         return
+    groups = init()
     world = ringsync.Communicator()
-    groups = init(world)
-    result = {"ranks": world.size, "allreduce": allreduce_sweep(groups, world, args.quick),
-              "ddp": ddp_compare(groups, world, args.quick)}
+    runs = {"allreduce": allreduce_sweep, "sendrecv": sendrecv_sweep, "alltoall": alltoall_sweep, "ddp": ddp_compare}
+    result = {"ranks": world.size}
+    for part in args.parts.split(","):
+        if part not in runs:
+            parser.error(f"--parts: unknown section {part!r} (allreduce, sendrecv, alltoall, ddp)")
+        result[part] = runs[part](groups, world, args.quick)
     if world.rank == 0:
         print_tables(result)
         if args.json:

@@ -1,13 +1,12 @@
-// All-gather (list and single-tensor forms) and reduce-scatter (both forms) of RingsyncBackend.
-//
-// ringsync's all-gather takes host memory: CUDA tensors are gathered through host copies. ringsync
-// has no reduce-scatter of its own yet: it is composed from its all-reduce of a private copy of
-// the inputs (twice the bytes of a native reduce-scatter), keeping this rank's slice.
+// All-gather (list and single-tensor forms) and reduce-scatter (both forms) of RingsyncBackend;
+// every all-gather and reduce-scatter of the backend (the coalesced ones too) goes through
+// allgatherInto and reduceScatterInto (gather_scatter.h).
 #include <ATen/ATen.h>
 
 #include <string>
 #include <utility>
 
+#include "gather_scatter.h"
 #include "ringsync/errors.h"
 #include "ringsync_backend.h"
 #include "tensor_staging.h"
@@ -29,8 +28,9 @@ std::string elementsText(int64_t count, const at::Tensor& like) {
   return std::to_string(count) + " " + dtypeName(like.scalar_type()) + " elements";
 }
 
-// block (contiguous, size * send's values) = every rank's `send`, rank by rank.
-void gatherInto(Communicator& comm, const StagedTensor& send, const at::Tensor& block) {
+}  // namespace
+
+void allgatherInto(Communicator& comm, const StagedTensor& send, const at::Tensor& block) {
   if (block.device().is_cpu()) {
     comm.allgather(send.data(), block.data_ptr(), send.count(), send.wireType());
     return;
@@ -41,7 +41,17 @@ void gatherInto(Communicator& comm, const StagedTensor& send, const at::Tensor& 
   block.copy_(hostBlock);
 }
 
-}  // namespace
+void reduceScatterInto(Communicator& comm, const StagedTensor& whole, const at::Tensor& out, ReduceOp op,
+                       CUstream_st* cudaStream) {
+  const ReduceOp onWire = wireOp(whole.dense().scalar_type(), op);
+  if (cudaStream) {
+    comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire, cudaStream);
+  } else {
+    comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire);
+  }
+  const int64_t begin = comm.rank() * out.numel();
+  out.copy_(whole.dense().slice(0, begin, begin + out.numel()).view(out.sizes()));
+}
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vector<at::Tensor>>& outputLists,
                                                             std::vector<at::Tensor>& inputs,
@@ -61,7 +71,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vec
   const CallerStream stream(tensors, "allgather");
   const at::Tensor block = at::empty({getSize(), input.numel()}, input.options());
   auto collective = [send = StagedTensor(input, true), block, outputs](Communicator& comm) {
-    gatherInto(comm, send, block);
+    allgatherInto(comm, send, block);
     for (std::size_t r = 0; r < outputs.size(); ++r)
       outputs[r].copy_(block[static_cast<int64_t>(r)].view(outputs[r].sizes()));
   };
@@ -89,7 +99,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::gatherSingle(at::Tensor& outpu
   checkDtype(input, "all_gather_into_tensor");
   const CallerStream stream({output, input}, "all_gather_into_tensor");
   auto collective = [send = StagedTensor(input, true), receive = StagedTensor(output, false)](Communicator& comm) {
-    gatherInto(comm, send, receive.dense());
+    allgatherInto(comm, send, receive.dense());
     receive.finish();
   };
   return submit(::c10d::OpType::_ALLGATHER_BASE, stream, {output}, std::move(collective), opts.asyncOp);
@@ -145,16 +155,9 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduceScatterSingle(at::Tensor
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduceScatterBlock(at::Tensor block, at::Tensor out, ReduceOp op,
                                                                      const CallerStream& stream, bool asyncOp) {
-  const int64_t begin = getRank() * out.numel();
   CUstream_st* cudaStream = stream.cudaStream();
-  auto collective = [whole = StagedTensor(block, true), out, begin, op, cudaStream](Communicator& comm) {
-    const ReduceOp onWire = wireOp(whole.dense().scalar_type(), op);
-    if (cudaStream) {
-      comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire, cudaStream);
-    } else {
-      comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire);
-    }
-    out.copy_(whole.dense().slice(0, begin, begin + out.numel()).view(out.sizes()));
+  auto collective = [whole = StagedTensor(block, true), out, op, cudaStream](Communicator& comm) {
+    reduceScatterInto(comm, whole, out, op, cudaStream);
   };
   return submit(::c10d::OpType::REDUCE_SCATTER, stream, {out}, std::move(collective), asyncOp);
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "caller_stream.h"
 #include "ringsync/errors.h"
 
 namespace ringsync::torch_backend {
@@ -30,14 +31,31 @@ RingsyncWork::RingsyncWork(int rank, ::c10d::OpType type, std::vector<at::Tensor
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
                                                          std::move(devices))) {}
 
-void RingsyncWork::succeed() {
-  finish();
-  future_->markCompleted(c10::IValue(outputs_));
+void RingsyncWork::settle(std::shared_ptr<c10::Event> done, std::exception_ptr error) {
+  done_ = std::move(done);  // before finish(): a waiter reads it once completed_ is set (under the mutex)
+  error_ = error;
+  finish(error);
 }
 
-void RingsyncWork::fail(std::exception_ptr error) {
-  finish(error);
-  future_->setError(forFuture(error));
+void RingsyncWork::completeFuture() {
+  if (error_) {
+    future_->setError(forFuture(error_));
+  } else {
+    future_->markCompleted(c10::IValue(outputs_));
+  }
+}
+
+int RingsyncWork::sourceRank() const {
+  if (sourceRank_ < 0) return ::c10d::Work::sourceRank();  // torch's error: not a recv_anysource
+  return sourceRank_;
+}
+
+void RingsyncWork::synchronize() {
+  if (done_) CallerStream::blockCurrentStream(*done_);
+}
+
+void RingsyncWork::blockCurrentStream() {
+  ::c10d::Work::wait();  // the device work is queued on its stream only once the job ran
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> RingsyncWork::getFuture() { return future_; }

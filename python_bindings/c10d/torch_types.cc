@@ -1,5 +1,7 @@
 #include "torch_types.h"
 
+#include <ATen/ATen.h>
+
 #include <string>
 
 #include <algorithm>
@@ -110,6 +112,30 @@ WireFormat wireFormat(at::ScalarType dtype) {
 ReduceOp wireOp(at::ScalarType dtype, ReduceOp op) {
   if (dtype != at::kBool) return op;
   return (op == ReduceOp::kSum || op == ReduceOp::kMax) ? ReduceOp::kMax : ReduceOp::kMin;
+}
+
+at::Tensor reduceLocally(const std::vector<at::Tensor>& tensors, ReduceOp op) {
+  at::Tensor result = tensors[0].clone(at::MemoryFormat::Contiguous);
+  const bool logical = result.scalar_type() == at::kBool;
+  for (std::size_t i = 1; i < tensors.size(); ++i) {
+    const at::Tensor& t = tensors[i];
+    switch (logical ? wireOp(at::kBool, op) : op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg: result.add_(t); break;
+      case ReduceOp::kProd: result.mul_(t); break;
+      case ReduceOp::kMin: result = logical ? result.logical_and_(t) : at::minimum(result, t); break;
+      case ReduceOp::kMax: result = logical ? result.logical_or_(t) : at::maximum(result, t); break;
+    }
+  }
+  return result.contiguous();
+}
+
+void divideInPlace(const at::Tensor& tensor, int64_t divisor) {
+  if (at::isIntegralType(tensor.scalar_type(), /*includeBool=*/false)) {
+    tensor.div_(divisor, "trunc");
+  } else {
+    tensor.div_(divisor);
+  }
 }
 
 }  // namespace ringsync::torch_backend

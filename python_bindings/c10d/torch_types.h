@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
@@ -33,5 +34,11 @@ WireFormat wireFormat(at::ScalarType dtype);  // for a dtype checkDtype accepted
 // The op ringsync applies to the bytes of a `dtype` tensor for torch's `op`: on bool, sum and max
 // are logical or, product and min logical and (torch's meaning), reduced as 0/1 bytes.
 ReduceOp wireOp(at::ScalarType dtype, ReduceOp op);
+
+// `op` (not kAvg) over `tensors` (one dtype and shape) element by element, as a new contiguous
+// tensor: what one rank contributes to an all-reduce of a list (Gloo's meaning).
+at::Tensor reduceLocally(const std::vector<at::Tensor>& tensors, ReduceOp op);
+// tensor /= divisor, in place; integers truncated toward zero (as ringsync's average).
+void divideInPlace(const at::Tensor& tensor, int64_t divisor);
 
 }  // namespace ringsync::torch_backend

@@ -94,7 +94,7 @@ def test_collectives_complete_while_the_caller_holds_the_gil():
     assert torch.equal(x, torch.full((1000,), expected))
 
 
-def test_callbacks_of_a_pending_work_run_on_the_progress_thread():
+def test_callbacks_of_a_pending_work_run_off_the_callers_thread():
     rank = dist.get_rank()
     world = ringsync.Communicator()
     world.barrier()

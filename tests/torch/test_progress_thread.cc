@@ -2,12 +2,14 @@
 // knows nothing of it, so its promises are checked here directly, and under ThreadSanitizer by
 // `scripts/test.sh --tsan` (label `threads`). Jobs run one at a time in the order submitted,
 // whether queued or run inline on an idle caller; the outcome is published after the job, outside
-// the locks (a completion may submit the next job, as DDP's callbacks do); close() drains the
-// queue, refuses later jobs with AbortedError, and may be called from a completion on the thread.
+// the locks and off the progress thread (a completion may submit the next job, as DDP's callbacks
+// do, and even wait for it, as PowerSGD's do); close() drains the queue, refuses later jobs with
+// AbortedError, and may be called from a completion.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include "../../python_bindings/c10d/progress_thread.h"
 #include "ringsync/errors.h"
 
+using ringsync::torch_backend::CompletionPool;
 using ringsync::torch_backend::ProgressJob;
 using ringsync::torch_backend::ProgressThread;
 
@@ -26,7 +29,7 @@ namespace {
 struct Journal {
   std::mutex mutex;
   std::vector<int> executed, completed;
-  std::vector<std::thread::id> executedOn;
+  std::vector<std::thread::id> executedOn, completedOn;
   std::atomic<int> running{0}, mostAtOnce{0};
 
   ProgressJob job(int id) {
@@ -46,6 +49,7 @@ struct Journal {
             [this, id] {
               std::lock_guard<std::mutex> lock(mutex);
               completed.push_back(id);
+              completedOn.push_back(std::this_thread::get_id());
             }};
   }
 };
@@ -55,6 +59,8 @@ std::vector<int> upTo(int n) {
   for (int i = 0; i < n; ++i) ids.push_back(i);
   return ids;
 }
+
+
 
 }  // namespace
 
@@ -66,9 +72,12 @@ TEST_CASE("progress thread: queued jobs run in order, one at a time, off the cal
     thread.close();  // drains the queue
   }
   REQUIRE(journal.executed == upTo(200));
-  REQUIRE(journal.completed == upTo(200));
+  REQUIRE(journal.completed == upTo(200));  // one lane: in order
   REQUIRE(journal.mostAtOnce == 1);
   for (const std::thread::id& id : journal.executedOn) REQUIRE(id != std::this_thread::get_id());
+  // Completions never run on the thread that runs the jobs.
+  for (std::size_t k = 0; k < journal.completedOn.size(); ++k)
+    for (const std::thread::id& executor : journal.executedOn) REQUIRE(journal.completedOn[k] != executor);
 }
 
 TEST_CASE("progress thread: a synchronous job runs inline when idle, queued behind others otherwise", "[threads]") {
@@ -149,6 +158,54 @@ TEST_CASE("progress thread: a completion may submit the next job, and may close 
   REQUIRE(doneSignal.wait_for(lock, std::chrono::seconds(10), [&] { return done; }));
   REQUIRE(journal.executed == std::vector<int>{0, 1});
   REQUIRE(journal.completed == std::vector<int>{0, 1});
+}
+
+TEST_CASE("progress thread: a completion may wait for a job it submits (PowerSGD's hook)", "[threads]") {
+  // Job 0's completion submits job 1 and waits until job 1 has executed and job 1's own completion
+  // has run: with completions on the progress thread, or all on one thread, this waits for ever.
+  ProgressThread thread;
+  std::promise<void> secondCompleted;
+  std::future<void> secondDone = secondCompleted.get_future();
+  std::atomic<bool> waitedInCallback{false};
+  std::promise<void> firstCompleted;
+  thread.submit({[] {},
+                 [&] {
+                   thread.submit({[] {}, [&] { secondCompleted.set_value(); }}, false);
+                   waitedInCallback = secondDone.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+                   firstCompleted.set_value();
+                 }},
+                false);
+  REQUIRE(firstCompleted.get_future().wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  REQUIRE(waitedInCallback);
+  thread.close();
+}
+
+TEST_CASE("completion pool: a lane runs its completions one at a time, in order; work issued inside one "
+          "completes on the next lane", "[threads]") {
+  CompletionPool pool;
+  std::mutex mutex;
+  std::vector<int> order;
+  std::atomic<int> running{0}, mostAtOnce{0};
+  std::vector<std::size_t> lanesSeen;
+  for (int i = 0; i < 100; ++i)
+    pool.post(
+        [&, i] {
+          const int now = ++running;
+          if (now > mostAtOnce) mostAtOnce = now;
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            order.push_back(i);
+            lanesSeen.push_back(CompletionPool::laneForWorkIssuedHere());
+          }
+          --running;
+        },
+        0);
+  pool.close();
+  REQUIRE(order == upTo(100));
+  REQUIRE(mostAtOnce == 1);
+  for (std::size_t lane : lanesSeen) REQUIRE(lane == 1);  // issued from lane 0: completes on lane 1
+  REQUIRE(CompletionPool::laneForWorkIssuedHere() == 0);   // an ordinary thread
 }
 
 TEST_CASE("progress thread: after close, submit raises AbortedError and runs nothing", "[threads]") {

@@ -22,7 +22,14 @@
     two ranks, median over repetitions; GB/s = S/t; ratio = gloo time / ringsync.
 (5) dist.all_to_all_single (float32, equal splits) with S bytes per rank in all, 8 B to 64 MiB;
     algbw = S/t, busbw = algbw * (n-1)/n (nccl-tests' all-to-all); ratio = gloo time / ringsync.
---parts picks sections (default: allreduce,sendrecv,alltoall,ddp). Rank 0 prints the tables;
+(6) dist.reduce_scatter_tensor (float32 sum) and dist.all_gather_into_tensor (float32), S = the
+    whole array (every rank's input for reduce-scatter, the output for all-gather), 8 B to 64 MiB;
+    algbw = S/t, busbw = algbw * (n-1)/n (nccl-tests); ratio = gloo time / ringsync.
+(7) FSDP2 (fully_shard per layer) training steps on each backend: samples/s for the same
+    communication-heavy MLP as (2), each step all-gathering the parameters and reduce-scattering
+    the gradients.
+--parts picks sections (default: allreduce,sendrecv,alltoall,ddp; also reducescatter, allgather,
+fsdp). Rank 0 prints the tables;
 --json writes them, and --combine prints the medians over launches.
 
 The groups come from ringsync.torch.init_process_group(): ringsync's default group and a Gloo
@@ -144,6 +151,31 @@ def sendrecv_sweep(groups, world, quick):
     return rows
 
 
+def blockwise_sweep(groups, world, quick, gather):
+    """reduce_scatter_tensor (gather=False) or all_gather_into_tensor over a whole array of S bytes."""
+    n = world.size
+    rows = []
+    for nbytes in SIZES:
+        block = max(1, nbytes // 4 // n)
+        whole, part = torch.zeros(block * n), torch.zeros(block)
+        if gather:
+            call = timed(lambda group: dist.all_gather_into_tensor(whole, part, group=group), iterations_for(nbytes))
+        else:
+            call = timed(lambda group: dist.reduce_scatter_tensor(part, whole, group=group), iterations_for(nbytes))
+        for group in groups.values():
+            call(group)
+        rows.append(sweep_row(block * n * 4, interleaved(groups, world, repetitions(nbytes, quick), call), (n - 1) / n))
+    return rows
+
+
+def reducescatter_sweep(groups, world, quick):
+    return blockwise_sweep(groups, world, quick, gather=False)
+
+
+def allgather_sweep(groups, world, quick):
+    return blockwise_sweep(groups, world, quick, gather=True)
+
+
 def alltoall_sweep(groups, world, quick):
     n = world.size
     rows = []
@@ -252,7 +284,42 @@ def ddp_compare(groups, world, quick):
     return rows
 
 
+def fsdp_compare(groups, world, quick):
+    """FSDP2 steps per second on each backend: every layer sharded over the group's ranks."""
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.device_mesh import DeviceMesh
+
+    n = world.size
+    name, width, layers, batch = "comm-heavy MLP 1024x4, batch 8/rank", 1024, 4, 8
+    torch.set_num_threads(1)
+    x, y = torch.randn(batch, width), torch.randn(batch, width)
+    models = {}
+    for backend, group in groups.items():
+        model = mlp(width, layers)
+        mesh = DeviceMesh.from_group(group, "cpu")
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        models[backend] = fully_shard(model, mesh=mesh)
+    steps = 4 if quick else 10
+    per = {backend: [] for backend in groups}
+    for model in models.values():
+        step_time(model, x, y, 2)  # warm-up
+    for rep in range(3 if quick else 5):
+        for backend in (list(groups) if rep % 2 == 0 else list(groups)[::-1]):
+            world.barrier()
+            per[backend].append(slowest(statistics.median(step_time(models[backend], x, y, steps)), world))
+    row = {"model": name, "params": sum(p.numel() for p in mlp(width, layers).parameters()), "batch": batch * n}
+    for backend, values in per.items():
+        t = statistics.median(values)
+        row[backend] = {"step_ms": t * 1e3, "samples_per_s": batch * n / t}
+    row["ratio"] = row["ringsync"]["samples_per_s"] / row["gloo"]["samples_per_s"]
+    return [row]
+
+
 SWEEPS = {"allreduce": ("all_reduce, float32 sum", "busbw GB/s"),
+          "reducescatter": ("reduce_scatter_tensor, float32 sum, size = the whole array", "busbw GB/s"),
+          "allgather": ("all_gather_into_tensor, float32, size = the whole array", "busbw GB/s"),
           "sendrecv": ("send/recv ping-pong between ranks 0 and 1, uint8, half a round trip", "GB/s"),
           "alltoall": ("all_to_all_single, float32, equal splits, size = bytes per rank", "busbw GB/s")}
 
@@ -274,6 +341,14 @@ def print_tables(result, launches=1):
     for key in SWEEPS:
         if key in result:
             print_sweep(result, key, suffix)
+    if "fsdp" in result:
+        print(f"# FSDP2 training (fully_shard per layer), {n} ranks, SGD + MSE, samples/s{suffix}")
+        print("| model | params | global batch | gloo samples/s | ringsync samples/s | ringsync/gloo |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for r in result["fsdp"]:
+            print(f"| {r['model']} | {r['params']} | {r['batch']} | {r['gloo']['samples_per_s']:.1f} | "
+                  f"{r['ringsync']['samples_per_s']:.1f} | {r['ratio']:.2f}x |")
+        print()
     if "ddp" not in result:
         return
     print(f"# DDP training, {n} ranks, SGD + MSE, samples/s (global batch / median step){suffix}")
@@ -300,7 +375,7 @@ def combine(paths):
             return statistics.median(values)
         return values[0]
 
-    keys = [k for k in (*SWEEPS, "ddp") if k in runs[0]]
+    keys = [k for k in (*SWEEPS, "ddp", "fsdp") if k in runs[0]]
     merged = {"ranks": runs[0]["ranks"]}
     for key in keys:
         merged[key] = [med(list(rows)) for rows in zip(*(r[key] for r in runs))]
@@ -316,18 +391,20 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--combine", nargs="+", metavar="JSON", help="print the medians of earlier --json runs")
     parser.add_argument("--parts", default="allreduce,sendrecv,alltoall,ddp",
-                        help="comma-separated sections to run: allreduce, sendrecv, alltoall, ddp")
+                        help="comma-separated sections to run: allreduce, sendrecv, alltoall, ddp, "
+                             "reducescatter, allgather, fsdp")
     args = parser.parse_args()
     if args.combine:
         combine(args.combine)
         return
     groups = init()
     world = ringsync.Communicator()
-    runs = {"allreduce": allreduce_sweep, "sendrecv": sendrecv_sweep, "alltoall": alltoall_sweep, "ddp": ddp_compare}
+    runs = {"allreduce": allreduce_sweep, "sendrecv": sendrecv_sweep, "alltoall": alltoall_sweep, "ddp": ddp_compare,
+            "reducescatter": reducescatter_sweep, "allgather": allgather_sweep, "fsdp": fsdp_compare}
     result = {"ranks": world.size}
     for part in args.parts.split(","):
         if part not in runs:
-            parser.error(f"--parts: unknown section {part!r} (allreduce, sendrecv, alltoall, ddp)")
+            parser.error(f"--parts: unknown section {part!r} ({', '.join(runs)})")
         result[part] = runs[part](groups, world, args.quick)
     if world.rank == 0:
         print_tables(result)

@@ -112,8 +112,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce_scatter_tensor_coalesce
     checkDtype(outputs[i], call, op);
   }
   const CallerStream stream(joined(outputs, inputs), call);
-  std::vector<StagedTensor> wholes;  // private copies: the inputs are never written
-  for (const at::Tensor& t : inputs) wholes.emplace_back(t.reshape(-1).clone(at::MemoryFormat::Contiguous), true);
+  std::vector<StagedTensor> wholes;  // the inputs, only read by the reduce-scatter
+  for (const at::Tensor& t : inputs) wholes.emplace_back(t.reshape(-1), true);
   auto collective = [wholes = std::move(wholes), outputs, op, cudaStream = stream.cudaStream()](Communicator& comm) {
     for (std::size_t i = 0; i < wholes.size(); ++i) reduceScatterInto(comm, wholes[i], outputs[i], op, cudaStream);
   };

@@ -44,13 +44,14 @@ void allgatherInto(Communicator& comm, const StagedTensor& send, const at::Tenso
 void reduceScatterInto(Communicator& comm, const StagedTensor& whole, const at::Tensor& out, ReduceOp op,
                        CUstream_st* cudaStream) {
   const ReduceOp onWire = wireOp(whole.dense().scalar_type(), op);
-  if (cudaStream) {
-    comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire, cudaStream);
-  } else {
-    comm.allreduce(whole.data(), whole.data(), whole.count(), whole.wireType(), onWire);
-  }
-  const int64_t begin = comm.rank() * out.numel();
-  out.copy_(whole.dense().slice(0, begin, begin + out.numel()).view(out.sizes()));
+  const std::size_t blockCount = whole.count() / static_cast<std::size_t>(comm.size());
+  // A contiguous `out` of the whole's dtype and device receives the block itself; any other goes
+  // through a dense block copied into it.
+  const at::Tensor& dense = whole.dense();
+  const bool direct = out.is_contiguous() && out.scalar_type() == dense.scalar_type() && out.device() == dense.device();
+  const at::Tensor target = direct ? out : at::empty({out.numel()}, dense.options());
+  comm.reduceScatter(whole.data(), target.data_ptr(), blockCount, whole.wireType(), onWire, cudaStream);
+  if (!direct) out.copy_(target.view(out.sizes()));
 }
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vector<at::Tensor>>& outputLists,
@@ -149,8 +150,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduceScatterSingle(at::Tensor
                           elementsText(want, output) + ", has " + elementsText(input.numel(), input));
   checkDtype(output, "reduce_scatter_tensor", op);
   const CallerStream stream({output, input}, "reduce_scatter_tensor");
-  // A copy: the input is never written.
-  return reduceScatterBlock(input.reshape(-1).clone(at::MemoryFormat::Contiguous), output, op, stream, opts.asyncOp);
+  // The input is only read (ringsync's reduce-scatter): no private copy.
+  return reduceScatterBlock(input.reshape(-1), output, op, stream, opts.asyncOp);
 }
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduceScatterBlock(at::Tensor block, at::Tensor out, ReduceOp op,

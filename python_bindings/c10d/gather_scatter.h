@@ -1,5 +1,6 @@
 // The one all-gather and the one reduce-scatter every form of them in the backend goes through
-// (list, single tensor, coalesced): a native implementation replaces these two functions.
+// (list, single tensor, coalesced), both ringsync's own collectives (Communicator::allgather,
+// Communicator::reduceScatter).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,8 +15,8 @@ namespace ringsync::torch_backend {
 void allgatherInto(Communicator& comm, const StagedTensor& send, const at::Tensor& block);
 
 // out = this rank's slice of the reduction over the ranks of `whole` (contiguous, size * out's
-// values; a private copy, overwritten). ringsync has no reduce-scatter of its own yet: composed
-// from its all-reduce (twice the bytes of a native one), keeping this rank's slice.
+// values; only read): ringsync's reduce-scatter, (n-1)/n of the bytes per rank, on `cudaStream`
+// for CUDA tensors.
 void reduceScatterInto(Communicator& comm, const StagedTensor& whole, const at::Tensor& out, ReduceOp op,
                        CUstream_st* cudaStream);
 

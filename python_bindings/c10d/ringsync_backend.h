@@ -6,7 +6,7 @@
 // RingsyncWork that completes there. A synchronous call (asyncOp=false) that finds nothing
 // queued runs on the caller's thread instead. No Python and no GIL anywhere on this path.
 //  - ringsync's own algorithms: allreduce (+ coalesced), broadcast, allgather (list, single
-//    tensor, coalesced), reduce_scatter (composed from the all-reduce, see gather_scatter.cc),
+//    tensor, coalesced), reduce_scatter (ringsync's reduce-scatter, see gather_scatter.cc),
 //    reduce (the all-reduce, kept at the root), barrier;
 //  - MPI's own non-blocking collectives, polled under ringsync's deadline after a fingerprint
 //    round (mpi_collectives.cc): gather, scatter, alltoall (list and single tensor);

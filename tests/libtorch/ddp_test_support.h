@@ -33,7 +33,7 @@ inline ::torch::Tensor closedForm(int64_t count, double rank, double step) {
 inline void backwardClosedForm(ParameterModule& module, int rank, int step) {
   ::torch::Tensor loss = ::torch::zeros({}, ::torch::kDouble);
   for (const ::torch::Tensor& p : module.parameters())
-    loss = loss + (p.to(::torch::kDouble) * closedForm(p.numel(), rank, step)).sum();
+    loss = loss + (p.to(::torch::kDouble) * closedForm(p.numel(), rank, step).to(p.device())).sum();
   loss.backward();
 }
 
@@ -42,7 +42,7 @@ inline bool gradientsAreAverages(ParameterModule& module, int ranks, int step) {
   for (const ::torch::Tensor& p : module.parameters()) {
     if (!p.grad().defined() || p.grad().scalar_type() != p.scalar_type()) return false;
     const ::torch::Tensor expected = closedForm(p.numel(), (ranks - 1) / 2.0, step);
-    if (!::torch::equal(p.grad().to(::torch::kDouble), expected)) return false;
+    if (!::torch::equal(p.grad().to(::torch::kDouble).cpu(), expected)) return false;
   }
   return true;
 }

@@ -45,6 +45,32 @@ TEST_CASE("ddp: every float dtype averaged, gradients left in the buckets", "[to
   CHECK_FALSE(a.is_alias_of(b));  // the big one has its own bucket
 }
 
+TEST_CASE("ddp: CUDA parameters on this rank's GPU (SKIPPED without one)", "[torch][ddp][gpu]") {
+#ifndef RINGSYNC_TEST_TORCH_WITH_CUDA
+  SUCCEED("SKIPPED: this ringsync::torch carries no CUDA tensors (ringsync or libtorch built without CUDA)");
+#else
+  if (!torch::cuda::is_available()) {
+    WARN("SKIPPED: no CUDA device (torch::cuda::is_available() is false)");
+    return;
+  }
+  Communicator comm(MPI_COMM_WORLD);
+  const int device = comm.cudaDevice() >= 0 ? comm.cudaDevice() : 0;
+  ParameterModule module({{torch::kHalf, 1021}, {torch::kFloat, 300007}, {torch::kDouble, 77}, {torch::kBFloat16, 5}});
+  module.to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device)));
+  rt::DistributedDataParallel ddp(comm, module);
+  bool ok = true;
+  for (bool setToNone : {true, false}) {
+    for (int step = 0; step < 3; ++step) {
+      module.zero_grad(setToNone);
+      backwardClosedForm(module, comm.rank(), step);
+      ddp.synchronize();
+      ok = ok && gradientsAreAverages(module, comm.size(), step);
+    }
+  }
+  REQUIRE(allRanks(ok));
+#endif
+}
+
 TEST_CASE("ddp: zero_grad(false) keeps the gradients in place", "[torch][ddp]") {
   Communicator comm(MPI_COMM_WORLD);
   ParameterModule module({{torch::kFloat, 100}, {torch::kFloat, 7}});

@@ -20,9 +20,16 @@ class ParameterModule : public ::torch::nn::Module {
  public:
   explicit ParameterModule(const std::vector<ParameterSpec>& specs) {
     for (std::size_t p = 0; p < specs.size(); ++p)
-      register_parameter("p" + std::to_string(p), ::torch::zeros({specs[p].count}, specs[p].dtype));
+      register_parameter(name(p), ::torch::zeros({specs[p].count}, specs[p].dtype));
   }
-  ::torch::Tensor parameter(std::size_t p) { return named_parameters()["p" + std::to_string(p)]; }
+  ::torch::Tensor parameter(std::size_t p) { return named_parameters()[name(p)]; }
+
+ private:
+  static std::string name(std::size_t p) {
+    std::string text = "p";  // appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "p" + string
+    text += std::to_string(p);
+    return text;
+  }
 };
 
 // Rank `rank`'s gradient at `step`: element i of every parameter gets rank + 1 + step + i % 7.

@@ -26,7 +26,10 @@ std::string describeModel(const ModelSpec& spec) {
   std::string text = spec.kind;
   if (spec.kind == "mlp") {
     text += " 784";
-    for (int64_t width : spec.hidden) text += "-" + std::to_string(width);
+    for (int64_t width : spec.hidden) {
+      text += '-';  // appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "-" + string
+      text += std::to_string(width);
+    }
     text += "-10";
   }
   return text + (spec.dtype == ::torch::kDouble ? " float64" : " float32");

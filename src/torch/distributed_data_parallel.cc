@@ -1,6 +1,7 @@
 // DistributedDataParallel's construction (the model's check and broadcast, the buckets, the
 // averager, the hooks), its teardown, and the public face. Each step's work: ddp_step.cc.
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <ATen/ATen.h>
@@ -74,8 +75,9 @@ DistributedDataParallel::Impl::Impl(const Communicator& comm, ::torch::nn::Modul
     : comm_(comm.duplicate()) {
   detail::ModelTensors model = detail::collectModel(module);
   detail::checkSameModelOnAllRanks(comm_, model);  // from here on every rank decides alike
+  std::set<const c10::TensorImpl*> seen;  // a parameter registered under two names (tied weights) once
   for (const detail::NamedTensor& named : model.parameters) {
-    if (!named.tensor.requires_grad()) continue;
+    if (!named.tensor.requires_grad() || !seen.insert(named.tensor.unsafeGetTensorImpl()).second) continue;
     requireTrainable(named);
     Parameter& p = parameters_.emplace_back();
     p.name = named.name;

@@ -233,3 +233,16 @@ TEST_CASE("ddp: destroyed, it leaves the hooks and valid gradients behind", "[to
   ok = ok && torch::equal(module.parameter(0).grad().to(torch::kDouble), comm.rank() + 1 + (i % 7));
   REQUIRE(allRanks(ok));
 }
+
+TEST_CASE("ddp: a parameter registered under two names is averaged once", "[torch][ddp]") {
+  Communicator comm(MPI_COMM_WORLD);
+  ParameterModule module({{torch::kFloat, 11}});
+  module.register_parameter("tied", module.parameter(0));  // tied weights: one tensor, two names
+  rt::DistributedDataParallel ddp(comm, module);
+  module.zero_grad();
+  torch::Tensor loss = (module.parameter(0).to(torch::kDouble) * ringsync::testing::closedForm(11, comm.rank(), 0)).sum();
+  loss.backward();
+  ddp.synchronize();
+  const torch::Tensor expected = ringsync::testing::closedForm(11, (comm.size() - 1) / 2.0, 0);
+  REQUIRE(allRanks(ddp.parameterCount() == 1 && torch::equal(module.parameter(0).grad().to(torch::kDouble), expected)));
+}

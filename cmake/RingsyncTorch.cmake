@@ -11,7 +11,8 @@
 # AUTO skips with a message what ON refuses with an error: no libtorch, a CUDA build of libtorch
 # without a CUDA compiler (torch's config needs one), a different std::string ABI.
 
-function(ringsync_torch_unavailable reason)
+function(ringsync_torch_unavailable)
+  string(JOIN "" reason ${ARGN})  # the reason, given in pieces
   if(RINGSYNC_WITH_TORCH STREQUAL "ON")
     message(FATAL_ERROR "ringsync::torch: RINGSYNC_WITH_TORCH=ON, but ${reason}")
   endif()
@@ -62,13 +63,15 @@ macro(ringsync_find_torch)
     # libtorch is not instrumented: its threads and allocations would only bring false reports.
     message(STATUS "ringsync::torch: not built in a sanitizer build (RINGSYNC_WITH_TORCH=ON builds it anyway)")
   elseif(NOT ringsync_torch_config_dir)
-    ringsync_torch_unavailable("no libtorch found (set Torch_DIR or CMAKE_PREFIX_PATH to libtorch's share/cmake, or install torch for python3)")
+    ringsync_torch_unavailable("no libtorch found (set Torch_DIR or CMAKE_PREFIX_PATH to libtorch's "
+                               "share/cmake, or install torch for python3)")
   else()
     get_filename_component(ringsync_torch_root "${ringsync_torch_config_dir}/../../.." ABSOLUTE)
     include(CheckLanguage)
     check_language(CUDA)
     if(EXISTS "${ringsync_torch_root}/lib/libtorch_cuda.so" AND NOT CMAKE_CUDA_COMPILER)
-      ringsync_torch_unavailable("the libtorch in ${ringsync_torch_root} is a CUDA build, whose CMake package needs a CUDA compiler, and none was found")
+      ringsync_torch_unavailable("the libtorch in ${ringsync_torch_root} is a CUDA build, whose CMake package "
+                                 "needs a CUDA compiler, and none was found")
     else()
       # torch's config rejects a CMAKE_CUDA_ARCHITECTURES it did not choose (a warning), and without
       # TORCH_CUDA_ARCH_LIST probes the GPU with a test program (an error where there is none).
@@ -82,7 +85,8 @@ macro(ringsync_find_torch)
       if(NOT Torch_FOUND)
         ringsync_torch_unavailable("find_package(Torch) failed in ${Torch_DIR}")
       elseif(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
-        ringsync_torch_unavailable("this libtorch uses the old std::string ABI (_GLIBCXX_USE_CXX11_ABI=0), libringsync the new one")
+        ringsync_torch_unavailable("this libtorch uses the old std::string ABI (_GLIBCXX_USE_CXX11_ABI=0), "
+                                   "libringsync the new one")
       else()
         set(RINGSYNC_TORCH_FOUND ON)
         # torch's targets name each other in generator expressions that are evaluated where a
@@ -100,7 +104,8 @@ macro(ringsync_find_torch)
         # and links against; NCCL keeps its ABI within major version 2, so ringsync runs on it.
         set(RINGSYNC_TORCH_NCCL "")
         if(RINGSYNC_WITH_CUDA)
-          foreach(candidate "${ringsync_torch_root}/../nvidia/nccl/lib/libnccl.so.2" "${ringsync_torch_root}/lib/libnccl.so.2")
+          foreach(candidate "${ringsync_torch_root}/../nvidia/nccl/lib/libnccl.so.2"
+                            "${ringsync_torch_root}/lib/libnccl.so.2")
             if(NOT RINGSYNC_TORCH_NCCL AND EXISTS "${candidate}")
               get_filename_component(RINGSYNC_TORCH_NCCL "${candidate}" ABSOLUTE)
             endif()

@@ -117,7 +117,8 @@ void DistributedDataParallel::Impl::makeBuckets(const DistributedDataParallelOpt
   const at::NoGradGuard noGrad;
   for (const detail::BucketLayout& layout : detail::planBuckets(shapes, bucketBytes, firstBytes)) {
     Bucket bucket;
-    bucket.flat = at::zeros({static_cast<int64_t>(layout.count)}, at::TensorOptions().dtype(layout.dtype).device(layout.device));
+    const auto place = at::TensorOptions().dtype(layout.dtype).device(layout.device);
+    bucket.flat = at::zeros({static_cast<int64_t>(layout.count)}, place);
     bucket.members = layout.parameters;
     bucket.pending = layout.parameters.size();
     for (std::size_t j = 0; j < layout.parameters.size(); ++j) {
@@ -149,8 +150,8 @@ void DistributedDataParallel::Impl::removeHooks() noexcept {
   for (Parameter& p : parameters_) {
     if (!p.accumulator) continue;
     auto& preHooks = p.accumulator->pre_hooks();  // Node has no del_pre_hook: found by address
-    preHooks.erase(std::remove_if(preHooks.begin(), preHooks.end(), [&](const auto& h) { return h.get() == p.preHook; }),
-                   preHooks.end());
+    const auto ours = [&](const auto& hook) { return hook.get() == p.preHook; };
+    preHooks.erase(std::remove_if(preHooks.begin(), preHooks.end(), ours), preHooks.end());
     p.accumulator->del_post_hook(p.postHookKey);
     p.accumulator.reset();
   }
@@ -177,8 +178,8 @@ DistributedDataParallel::NoSync::NoSync(DistributedDataParallel& ddp) : ddp_(ddp
   if (ddp_.impl_->noSync_) throw InvalidArgument(std::string(kWho) + "::noSync: already inside a noSync() scope");
   for (const Impl::Parameter& p : ddp_.impl_->parameters_)
     if (p.accumulated)
-      throw InvalidArgument(std::string(kWho) + "::noSync: a backward has started this step's all-reduces (parameter '" +
-                            p.name + "'); call synchronize() first");
+      throw InvalidArgument(std::string(kWho) + "::noSync: a backward has started this step's all-reduces "
+                            "(parameter '" + p.name + "'); call synchronize() first");
   ddp_.impl_->noSync_ = true;
 }
 
@@ -194,6 +195,8 @@ std::vector<std::size_t> DistributedDataParallel::bucketSizes() const {
 }
 
 GradientAveragerStats DistributedDataParallel::stats() const { return impl_->averager_->stats(); }
-std::vector<BucketTiming> DistributedDataParallel::lastStepBuckets() const { return impl_->averager_->lastStepBuckets(); }
+std::vector<BucketTiming> DistributedDataParallel::lastStepBuckets() const {
+  return impl_->averager_->lastStepBuckets();
+}
 
 }  // namespace ringsync::torch

@@ -61,7 +61,8 @@ std::string firstDifference(Communicator& comm, const std::vector<const NamedTen
   for (std::size_t i = 0; i < all.size(); ++i) {
     std::string ranks;
     for (int r = 1; r < comm.size(); ++r)
-      if (every[static_cast<std::size_t>(r) * mine.size() + i] != every[i]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      if (every[static_cast<std::size_t>(r) * mine.size() + i] != every[i])
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     if (!ranks.empty())
       return "rank(s) " + ranks + " differ from rank 0 first at tensor " + std::to_string(i) + " (this rank's is " +
              describeEntry(*all[i]) + ")";
@@ -73,7 +74,8 @@ std::string firstDifference(Communicator& comm, const std::vector<const NamedTen
 
 ModelTensors collectModel(::torch::nn::Module& module) {
   ModelTensors model;
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) model.parameters.push_back({item.key(), item.value()});
+  for (const auto& item : module.named_parameters(/*recurse=*/true))
+    model.parameters.push_back({item.key(), item.value()});
   for (const auto& item : module.named_buffers(/*recurse=*/true)) model.buffers.push_back({item.key(), item.value()});
   return model;
 }

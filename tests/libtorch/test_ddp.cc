@@ -136,7 +136,8 @@ TEST_CASE("ddp: ranks with different models get MismatchError naming them", "[to
     message = e.what();
   }
   INFO(message);
-  named = named && message.find("rank(s) 1 differ from rank 0 first at tensor 1 (this rank's is 'p1'") != std::string::npos;
+  named = named &&
+          message.find("rank(s) 1 differ from rank 0 first at tensor 1 (this rank's is 'p1'") != std::string::npos;
   REQUIRE(allRanks(named));
 }
 
@@ -240,8 +241,8 @@ TEST_CASE("ddp: a parameter registered under two names is averaged once", "[torc
   module.register_parameter("tied", module.parameter(0));  // tied weights: one tensor, two names
   rt::DistributedDataParallel ddp(comm, module);
   module.zero_grad();
-  torch::Tensor loss = (module.parameter(0).to(torch::kDouble) * ringsync::testing::closedForm(11, comm.rank(), 0)).sum();
-  loss.backward();
+  const torch::Tensor mine = ringsync::testing::closedForm(11, comm.rank(), 0);
+  (module.parameter(0).to(torch::kDouble) * mine).sum().backward();
   ddp.synchronize();
   const torch::Tensor expected = ringsync::testing::closedForm(11, (comm.size() - 1) / 2.0, 0);
   REQUIRE(allRanks(ddp.parameterCount() == 1 && torch::equal(module.parameter(0).grad().to(torch::kDouble), expected)));

@@ -65,7 +65,8 @@ TEST_CASE("tensors: what ringsync cannot carry is refused by name, nothing sent"
   const std::string boolean = refusal(torch::ones({4}, torch::kBool));
   const std::string undefined = refusal(torch::Tensor());
   INFO(transposed << "\n" << boolean << "\n" << undefined);
-  bool ok = transposed.find("float32 tensor of shape [4, 3] on cpu is not a contiguous dense tensor") != std::string::npos &&
+  bool ok = transposed.find("float32 tensor of shape [4, 3] on cpu is not a contiguous dense tensor") !=
+                std::string::npos &&
             boolean.find("torch dtype Bool tensor of shape [4]") != std::string::npos &&
             undefined.find("the tensor is undefined") != std::string::npos;
   // The ranks are still in step: the next call is the first one anybody sent.

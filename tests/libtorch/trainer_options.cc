@@ -66,7 +66,8 @@ TrainerOptions parseTrainerOptions(int argc, char** argv) {
       o.model.hidden.clear();
       for (const std::string& w : splitList(value)) o.model.hidden.push_back(integer(option, w, 1));
     } else if (option == "--dtype") {
-      if (value != "float32" && value != "float64") throw std::invalid_argument("--dtype " + value + ": use float32 or float64");
+      if (value != "float32" && value != "float64")
+        throw std::invalid_argument("--dtype " + value + ": use float32 or float64");
       o.model.dtype = value == "float64" ? ::torch::kDouble : ::torch::kFloat;
     } else if (option == "--batch") {
       o.batch = integer(option, value, 1);
@@ -93,7 +94,8 @@ TrainerOptions parseTrainerOptions(int argc, char** argv) {
       throw std::invalid_argument(option + ": unknown option\n" + kUsage);
     }
   }
-  if (o.model.kind != "mlp" && o.model.kind != "cnn") throw std::invalid_argument("--model " + o.model.kind + ": use mlp or cnn");
+  if (o.model.kind != "mlp" && o.model.kind != "cnn")
+    throw std::invalid_argument("--model " + o.model.kind + ": use mlp or cnn");
   return o;
 }
 

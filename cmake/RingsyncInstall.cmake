@@ -6,11 +6,29 @@ install(TARGETS ringsync EXPORT ringsyncTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/ringsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+# <ringsync/torch.h> only with the library it declares.
+if(RINGSYNC_TORCH_BUILT)
+  set(ringsync_torch_header_rule "")
+  set(RINGSYNC_TORCH_BUILT_01 1)
+else()
+  set(ringsync_torch_header_rule PATTERN "torch.h" EXCLUDE)
+  set(RINGSYNC_TORCH_BUILT_01 0)
+endif()
+install(DIRECTORY include/ringsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"
+        ${ringsync_torch_header_rule})
 install(FILES ${PROJECT_BINARY_DIR}/include/ringsync/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ringsync)
 
 set(RINGSYNC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ringsync)
 install(EXPORT ringsyncTargets NAMESPACE ringsync:: DESTINATION ${RINGSYNC_CMAKE_DIR})
+# The component `torch` (ringsync::torch), in a file of its own: only find_package(ringsync
+# COMPONENTS torch) loads it, and with it libtorch's package (the one it was built against).
+if(RINGSYNC_TORCH_BUILT)
+  install(TARGETS ringsync_torch EXPORT ringsyncTorchTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT ringsyncTorchTargets NAMESPACE ringsync:: DESTINATION ${RINGSYNC_CMAKE_DIR})
+endif()
 configure_package_config_file(cmake/ringsyncConfig.cmake.in ${PROJECT_BINARY_DIR}/ringsyncConfig.cmake
   INSTALL_DESTINATION ${RINGSYNC_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ringsyncConfigVersion.cmake COMPATIBILITY SameMinorVersion)

@@ -107,6 +107,13 @@ class GradientAverager {
   // means the legacy default stream). The averager's stream waits on an event recorded there; the
   // call never blocks the host. For host gradients the stream is ignored.
   void markReady(std::size_t index, CUstream_st* stream);
+  // markReady for a framework that may move gradients between steps (libtorch's zero_grad() frees
+  // every .grad by default): `data` is where gradient `index` lies now. The averager reduces the
+  // memory it was built with, so a gradient that moved raises InvalidArgument naming it and both
+  // addresses, before anything is marked or sent (its peers then wait for it until the deadline):
+  // keep the gradients where they were registered (zero_grad(false), buffers you own and copy
+  // into), or use ringsync::torch::DistributedDataParallel, which does that for libtorch modules.
+  void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);
   // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any
   // bucket hit (and the averager is unusable after a timeout, like its communicator). Every
   // gradient must have been marked ready; the missing ones are named otherwise.

@@ -46,6 +46,9 @@ struct GradientAverager::Impl {
   ~Impl();  // stops the progress thread after the task it is running; never throws
 
   void markReady(std::size_t index, CUstream_st* stream);
+  // InvalidArgument naming gradient `index` when it no longer lies at the address it was registered
+  // with (markReadyAt); empty gradients may lie anywhere.
+  void checkWhere(std::size_t index, const void* data) const;
   void synchronize();
   void averageAll();
   // Sharded only (gradient_averager_gather.cc).

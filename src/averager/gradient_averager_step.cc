@@ -2,6 +2,7 @@
 // completes; synchronize waits for the last bucket (a sharded averager: for the last
 // reduce-scatter) and ends the step (a sharded one: moves on to the update and the gather).
 #include <chrono>
+#include <sstream>
 #include <string>
 
 #include "gradient_averager_impl.h"
@@ -23,6 +24,18 @@ void GradientAverager::Impl::checkIndex(std::size_t index, const char* caller) c
   throw InvalidArgument(std::string(settings_.who()) + "::" + caller + ": index=" + std::to_string(index) +
                         " is out of range (" + std::to_string(gradients_.size()) +
                         (settings_.sharded ? " tensors" : " gradients") + " registered)");
+}
+
+void GradientAverager::Impl::checkWhere(std::size_t index, const void* data) const {
+  checkIndex(index, "markReadyAt");
+  const detail::GradientSpec& registered = gradients_[index];
+  if (registered.count == 0 || data == registered.data) return;
+  std::ostringstream text;
+  text << settings_.who() << "::markReadyAt: gradient " << index << " now lies at " << data
+       << ", but the averager was built over it at " << registered.data
+       << " (it reduces that memory); the gradient moved or was freed: keep gradients where they were registered "
+          "(libtorch: zero_grad(false), or buffers you own and copy into; or ringsync::torch::DistributedDataParallel)";
+  throw InvalidArgument(text.str());
 }
 
 void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {

@@ -288,8 +288,7 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   switch (in.options.algorithm) {
     case Algorithm::kRing: return {ring, "RINGSYNC_ALGO=ring"};
     case Algorithm::kDirect:
-      return roundFits ? Selection{round, "RINGSYNC_ALGO=direct"}
-                       : Selection{ring, "RINGSYNC_ALGO=direct, but the blocks exceed a round"};
+      return {round, roundFits ? "RINGSYNC_ALGO=direct" : "RINGSYNC_ALGO=direct: the blocks in slices, one round each"};
     case Algorithm::kHierarchical:
       if (hierarchyBuilt) return {hierarchical, "RINGSYNC_ALGO=hierarchical"};
       break;  // the automatic choice

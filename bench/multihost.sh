@@ -9,6 +9,7 @@
 #
 #   bench/multihost.sh [--hosts H] [--ranks P] [--rate 2gbit] [--launches N] [--build DIR]
 #                      [--out DIR] [--sizes "-b 8 -e 16M -f 4 -n 20 -w 5"] [--pin-hosts]
+#                      [--tool allreduce_perf|reducescatter_perf|allgather_perf|broadcast_perf]
 #                      [-- extra mpirun args]
 # --pin-hosts gives every simulated host cores of its own (sim_hosts_pin in simulated_hosts.sh);
 # by default the hosts' ranks share all of this machine's cores.
@@ -18,6 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../scripts/common.sh"
 
 hosts=2 ranks=2 rate="" pin=0 launches=3 build=$ROOT/build out="" sizes="-b 8 -e 16M -f 4 -n 20 -w 5" limit=300
+tool=allreduce_perf
 while (($#)); do
   case $1 in
     --hosts) hosts=$2; shift 2 ;;
@@ -28,6 +30,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;  # seconds per launch
+    --tool) tool=$2; shift 2 ;;    # the nccl-tests-style bench to run (its --compare mpi baseline)
     --pin-hosts) pin=1; shift ;;
     --) shift; break ;;
     *) echo "multihost.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
@@ -35,8 +38,8 @@ while (($#)); do
 done
 SIM_PREFIX=multihost
 source "$ROOT/tests/netns/simulated_hosts.sh"
-perf=$build/bin/allreduce_perf
-[[ -x $perf ]] || sim_fail "$perf is not built (cmake --build $build --target allreduce_perf)"
+perf=$build/bin/$tool
+[[ -x $perf ]] || sim_fail "$perf is not built (cmake --build $build --target $tool)"
 out=${out:-$SIM_WORK/results}
 mkdir -p "$out"
 

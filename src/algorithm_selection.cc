@@ -268,6 +268,11 @@ Selection chooseBroadcast(const SelectionInputs& in) {
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
 }
 
+// Reduce-scatter and all-gather across nodes up to this many bytes of the whole array go as one
+// all-reduce of it by recursive doubling: 2 hosts x 2 ranks at 2 Gbit/s, reducescatter_perf /
+// allgather_perf against the one round and the hierarchical versions (bench/RESULTS.md, section 16).
+constexpr std::size_t kWholeAllreduceUpToBytes = 64 * 1024;
+
 // Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
 // for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
 // (through shared memory on one node, no MPI message at all); then the hierarchical algorithm
@@ -300,16 +305,22 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
     case Algorithm::kAuto: break;
   }
-  if (roundFits)
-    return {round, in.sharedMemoryRounds ? "blocks that fit a shared-memory round: one round, no MPI message"
-                                         : "small blocks: one round (latency 1 alpha)"};
+  if (roundFits && in.sharedMemoryRounds) return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
+  // Across nodes, small arrays: latency decides, and recursive doubling over the whole array pays
+  // log2 N exchanges where the round sends every block to every peer (kWholeAllreduceUpToBytes).
+  const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
+  if (in.hierarchy != HierarchyBlocker::kOneNode && in.size > 1 && arrayBytes <= kWholeAllreduceUpToBytes &&
+      doublingFits(in, arrayBytes))
+    return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
+            "small array across nodes: the whole array all-reduced by recursive doubling (log2 N latencies)"};
+  if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};
   // Across nodes with L ranks on each: only 1/L of a rank's bytes crosses the network.
   if (hierarchyBuilt)
     return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
   // Across nodes without a hierarchy, past the round: log2 n latencies instead of the ring's n-1,
   // the same bytes for n a power of two (always), up to halvesUpToBytes otherwise.
-  const double arrayBytes = static_cast<double>(blockBytes) * in.size;
-  if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers && arrayBytes < halvesUpToBytes(in.size))
+  if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers &&
+      static_cast<double>(arrayBytes) < halvesUpToBytes(in.size))
     return {butterfly, reduceScatter ? "blocks past a round across many nodes: recursive halving (log2 n latencies)"
                                      : "blocks past a round across many nodes: recursive doubling (log2 n latencies)"};
   return {ring, "large blocks: the bandwidth-optimal ring"};

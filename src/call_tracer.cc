@@ -96,7 +96,9 @@ void CallTracer::joinTimeline(MPI_Comm comm, bool allOnOneNode, const Options& o
 }
 
 void CallTracer::record(const CallHeader& header) {
-  open_ = timeline_->claimCall(&openArrivals_);
+  openRecord_ = CallRecord{};
+  open_ = &openRecord_;
+  openArrivals_.assign(static_cast<std::size_t>(timeline_->arrivalRanks()), 0);
   CallRecord& call = *open_;
   call.startNs = header.arrivalNs - offsetNs_;  // this host's steady clock
   call.sequence = header.sequence;
@@ -116,6 +118,7 @@ void CallTracer::finishRecord(const char* backend, const char* algorithm, bool o
   open_->onDevice = onDevice;
   open_->endNs = steadyNowNs();
   Timeline::noteCallOnThisThread(*open_);
+  timeline_->commitCall(*open_, openArrivals_.data());
   open_ = nullptr;
 }
 
@@ -152,6 +155,7 @@ void CallTracer::failed() noexcept {
   open_->failed = true;
   open_->endNs = steadyNowNs();  // when the failure surfaced here
   Timeline::noteCallOnThisThread(*open_);
+  timeline_->commitCall(*open_, openArrivals_.data());
   open_ = nullptr;
 }
 
@@ -167,7 +171,8 @@ void CallTracer::observe(const RoundTransport& round) noexcept {
   // The timeline keeps arrivalRanks() times per call (the world's size, up to 64): a communicator
   // over more ranks keeps none (its straggler report still counts every call).
   open_->arrivalCount = size_ <= timeline_->arrivalRanks() ? size_ : 0;
-  for (int r = 0; r < open_->arrivalCount; ++r) openArrivals_[r] = arrivals_[static_cast<std::size_t>(r)];
+  for (int r = 0; r < open_->arrivalCount; ++r)
+    openArrivals_[static_cast<std::size_t>(r)] = arrivals_[static_cast<std::size_t>(r)];
 }
 
 std::string CallTracer::summaryJson() const {

@@ -80,8 +80,10 @@ class CallTracer final : public ArrivalObserver {
   int track_ = 0;
   std::vector<int> worldRanks_;  // when any rank records: the world rank of each rank
   std::unique_ptr<DeviceTimer> deviceTimer_;  // created with the first device call recorded
-  CallRecord* open_ = nullptr;          // the call in progress, when recording
-  std::int64_t* openArrivals_ = nullptr;
+  // The call in progress, when recording: kept here until it ends, then copied into the timeline.
+  CallRecord openRecord_;
+  CallRecord* open_ = nullptr;              // &openRecord_ while a call is open
+  std::vector<std::int64_t> openArrivals_;  // its arrival times (the timeline's arrivalRanks())
 };
 
 }  // namespace ringsync::detail

@@ -1,5 +1,7 @@
 #include "timeline.h"
 
+#include <algorithm>
+
 #include <type_traits>
 #include <utility>
 
@@ -67,11 +69,12 @@ std::vector<std::string> Timeline::summaries() const {
   return summaries_;
 }
 
-CallRecord* Timeline::claimCall(std::int64_t** arrivals) {
+void Timeline::commitCall(const CallRecord& record, const std::int64_t* arrivals) {
   const std::size_t slot = static_cast<std::size_t>(callsClaimed_.fetch_add(1, std::memory_order_relaxed) % kCallCapacity);
-  *arrivals = arrivals_.data() + slot * static_cast<std::size_t>(arrivalRanks());
-  calls_[slot] = CallRecord{};
-  return &calls_[slot];
+  calls_[slot] = record;
+  const auto ranks = static_cast<std::size_t>(arrivalRanks());
+  if (ranks > 0 && record.arrivalCount > 0 && arrivals != nullptr)
+    std::copy(arrivals, arrivals + ranks, arrivals_.data() + slot * ranks);
 }
 
 void Timeline::noteCallOnThisThread(const CallRecord& record) {

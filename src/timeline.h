@@ -6,8 +6,10 @@
 // Communicator that records (the averager's duplicate, torch groups, communicators made one after
 // another) adds its calls to it, on a row of its own, so that one process is one rank in the trace
 // and no communicator's calls are lost when another ends. Processes are labelled by their rank in
-// MPI_COMM_WORLD, whatever communicators they are in. Recording never allocates: a record is a
-// slot claimed with one atomic increment; the rings keep the latest kCallCapacity calls and
+// MPI_COMM_WORLD, whatever communicators they are in. Recording never allocates: a call is kept by
+// its communicator while it runs and copied into a slot claimed with one atomic increment when it
+// ends (so another thread's calls cannot overwrite one still open, however long it runs); a span
+// is a slot claimed the same way; the rings keep the latest kCallCapacity calls and
 // kSpanCapacity averager events and count what they overwrote. Times are this host's steady clock
 // (clock_offset.h); the file shifts each process onto world rank 0's. Records are read only when
 // the recording threads are done (at MPI_Finalize, or when a failure flushes what was recorded).
@@ -89,8 +91,9 @@ class Timeline {
   void addTrack(int track, std::string label);
   std::vector<TimelineTrack> tracks() const;
 
-  // The slot of a new call (the caller fills it; see CallTracer). Never null.
-  CallRecord* claimCall(std::int64_t** arrivals);
+  // A call that ended: `record` and its arrivalRanks() arrival times (when record.arrivalCount > 0)
+  // copied into the next slot of the ring.
+  void commitCall(const CallRecord& record, const std::int64_t* arrivals);
   // A collective `record` ended (successfully or not) on this thread: an open bucket learns it.
   static void noteCallOnThisThread(const CallRecord& record);
 

@@ -44,9 +44,13 @@ TEST_CASE("StragglerStats counts the last rank and what the others waited") {
 
 TEST_CASE("the rings keep the latest records in order and count what they dropped") {
   Timeline timeline("/unused", 0, 2);
-  std::int64_t* arrivals = nullptr;
+  const std::int64_t arrivals[2] = {10, 20};
   const std::size_t total = Timeline::kCallCapacity + 5;
-  for (std::size_t i = 0; i < total; ++i) timeline.claimCall(&arrivals)->sequence = i;
+  for (std::size_t i = 0; i < total; ++i) {
+    CallRecord record;
+    record.sequence = i;
+    timeline.commitCall(record, arrivals);
+  }
   const auto calls = static_cast<const Timeline&>(timeline).calls();
   REQUIRE(calls.size() == Timeline::kCallCapacity);
   CHECK(calls.front()->sequence == 5);
@@ -57,19 +61,43 @@ TEST_CASE("the rings keep the latest records in order and count what they droppe
   CHECK(timeline.spans()[0]->endNs == timeline.spans()[0]->startNs);
 }
 
+TEST_CASE("a call open while the ring turns over is not overwritten: it is committed when it ends") {
+  // Another thread's calls may fill the whole ring while one call is still running (a long
+  // collective beside a busy group): the open call lives with its caller until it ends.
+  Timeline timeline("/unused", 0, 2);
+  CallRecord open;
+  open.sequence = 123456;
+  const std::int64_t arrivals[2] = {7, 8};
+  for (std::size_t i = 0; i < Timeline::kCallCapacity + 3; ++i) {
+    CallRecord other;
+    other.sequence = i;
+    timeline.commitCall(other, arrivals);
+  }
+  open.arrivalCount = 2;
+  open.lastRank = 1;
+  const std::int64_t openArrivals[2] = {100, 200};
+  timeline.commitCall(open, openArrivals);
+  const auto calls = static_cast<const Timeline&>(timeline).calls();
+  REQUIRE(calls.back()->sequence == 123456);
+  const std::int64_t* kept = timeline.arrivalsOf(calls.back());
+  REQUIRE(kept != nullptr);
+  CHECK(kept[0] == 100);
+  CHECK(kept[1] == 200);
+}
+
 TEST_CASE("one rank's trace is a complete file with its events") {
   Timeline timeline("/unused", 0, 1);
   const int track = 3;
   timeline.addTrack(track, "communicator 3 (world ranks 0)");
-  std::int64_t* arrivals = nullptr;
-  CallRecord* call = timeline.claimCall(&arrivals);
-  call->kind = 1;  // allreduce
-  call->dataType = 8;
-  call->startNs = 1000;
-  call->endNs = 3500;
-  call->track = track;
-  call->backend = "host-ring";
-  call->algorithm = "direct";
+  CallRecord call;
+  call.kind = 1;  // allreduce
+  call.dataType = 8;
+  call.startNs = 1000;
+  call.endNs = 3500;
+  call.track = track;
+  call.backend = "host-ring";
+  call.algorithm = "direct";
+  timeline.commitCall(call, nullptr);
   {
     TimelineSpan bucket(&timeline, SpanKind::kBucket, 0);
   }

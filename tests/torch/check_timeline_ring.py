@@ -6,8 +6,8 @@ written into that call's record.
 Group A's all-reduce waits 12 s (rank 1 arrives late) while group B, on another thread, makes
 36,000 small all-reduces and ends. Expected: rank 0's timeline holds A's call (count 8, ~12 s) and
 no call of B's lasts seconds. Found (src/timeline.cc as of this branch): A's record is gone and one
-of B's 1-element calls lasts ~10.7 s with A's arrival times. Not in CTest (src/timeline.* belongs
-to another change); run by hand, it exits 1 while the defect is there:
+of B's 1-element calls lasted ~10.7 s with A's arrival times; fixed by committing a record when
+its call ends (Timeline::commitCall). CTest runs it (torch_timeline_ring.np2); by hand:
 
     rm -f /tmp/tl.json; RINGSYNC_TIMELINE=/tmp/tl.json RINGSYNC_TIMEOUT_SECONDS=60 \\
         mpirun -np 2 python tests/torch/check_timeline_ring.py && python tests/torch/check_timeline_ring.py --check /tmp/tl.json

@@ -306,11 +306,12 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kAuto: break;
   }
   if (roundFits && in.sharedMemoryRounds) return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
-  // Across nodes, small arrays: latency decides, and recursive doubling over the whole array pays
-  // log2 N exchanges where the round sends every block to every peer (kWholeAllreduceUpToBytes).
+  // Across nodes of L >= 2 ranks, small arrays: latency decides, and recursive doubling over the
+  // whole array (one node round, then log2 N exchanges) beats the round, which sends every block
+  // to every peer across the nodes (kWholeAllreduceUpToBytes). With one rank per node the round
+  // stays: its n-1 messages go out at once.
   const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
-  if (in.hierarchy != HierarchyBlocker::kOneNode && in.size > 1 && arrayBytes <= kWholeAllreduceUpToBytes &&
-      doublingFits(in, arrayBytes))
+  if (hierarchyBuilt && arrayBytes <= kWholeAllreduceUpToBytes && doublingFits(in, arrayBytes))
     return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
             "small array across nodes: the whole array all-reduced by recursive doubling (log2 N latencies)"};
   if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};

@@ -1,6 +1,6 @@
 // The staged path's two CUDA steps, timed alone, in 1..N processes sharing one GPU at once:
 //   download: cudaMemcpyAsync device -> pinned host on a non-blocking stream, then
-//             cudaStreamSynchronize (what stagedAllreduce does before the host collective)
+//             cudaStreamSynchronize (what the staged path (stagedRun) does before the host collective)
 //   upload:   cudaMemcpyAsync pinned host -> device, an event recorded behind it, then
 //             cudaEventSynchronize (what the next call's hostBuffer() waits for)
 // On the first H100 run (RESULTS 9) staged all-reduces of 8 B-16 KiB took ~200 us at 2 ranks and

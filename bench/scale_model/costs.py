@@ -73,7 +73,7 @@ def fingerprint_round(n: int, p: Params) -> float:
 
 def ring(m: int, S: float, p: Params, alpha: float, beta: float, segment: int, whole_chunks: bool = False,
          beta_chain: float | None = None) -> float:
-    """ring_allreduce.cc among m ranks: 2(m-1) dependent steps of one chunk (S/m) each, the chunk
+    """ring_pipeline.cc among m ranks: 2(m-1) dependent steps of one chunk (S/m) each, the chunk
     cut into k segments that stream (16 in flight), each reduced as it arrives. The time is the
     longest of: the link carrying 2(m-1)·k segments; the CPU reducing (m-1)·k of them and handling
     every message; and the chain of 2(m-1) steps one segment must wait for (alpha + transfer
@@ -222,7 +222,7 @@ def t_split(N: int, L: int, S: float, p: Params) -> float:
 
 
 def t_ring(N: int, L: int, S: float, p: Params) -> float:
-    """ring_allreduce.cc over all n ranks in rank order (nodes in blocks of L: one edge per node
+    """ring_pipeline.cc over all n ranks in rank order (nodes in blocks of L: one edge per node
     crosses it, so a node's link carries one ring's flow, and the step latency is the average of
     N edges' alpha and n-N edges' alpha_shm). The fingerprint round travels with the
     first segment: its latency is hidden, its 2(n-1) messages are not. Two single-rank nodes send

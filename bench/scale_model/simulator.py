@@ -125,7 +125,7 @@ def fingerprint_round(sc: Schedule, ranks, start: dict) -> dict:
 
 def ring(sc: Schedule, ranks, S: float, p: costs.Params, start: dict, segment: int, depth: int = 16,
          whole_chunks: bool = False) -> dict:
-    """ring_allreduce.cc's units (step, segment), `depth` sends and receives in flight."""
+    """ring_pipeline.cc's units (step, segment), `depth` sends and receives in flight."""
     m = len(ranks)
     if m == 1:
         return dict(start)

@@ -39,7 +39,7 @@ TEST_CASE("unchecked: a count mismatch on a path with a round (direct; RINGSYNC_
   REQUIRE(test::allRanks(ok));
 }
 
-// Without fingerprints the ring itself notices a message of the wrong size (ring_allreduce.cc
+// Without fingerprints the ring itself notices a message of the wrong size (ring_pipeline.cc
 // finishReceive). Segments are still in flight then, so the rank must abort (BackendError), not
 // raise a MismatchError that leaves the communicator usable for a call that could consume them.
 TEST_CASE("unchecked: a count mismatch inside the ring aborts every rank's communicator",

@@ -7,9 +7,11 @@
 # hour), so a ratio from one launch each means little: read the medians of the per-round ratios.
 #
 #   bench/trainer_pairs.sh [--hosts H] [--ranks P] [--rate R] [--pin-hosts] [--rounds N]
-#                          [--args "trainer arguments"] "label|build-dir|mpirun -x args" ...
+#                          [--args "trainer arguments"] "label|build-dir|mpirun -x args[|more trainer arguments]" ...
 # e.g. bench/trainer_pairs.sh --pin-hosts --rounds 6 "default|build|" \
 #        "chunk|build|-x RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=411648 -x RINGSYNC_RING_DEPTH_ACROSS_NODES=2"
+#      bench/trainer_pairs.sh --hosts 2 --ranks 2 --rate 2gbit --pin-hosts "replicated|build|" "sharded|build||--shard"
+# The table also gives each configuration's ratio to the first one in the same round.
 # Cleans up after itself; exits 77 where namespaces are refused.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,9 +47,9 @@ for ((i = 1; i <= rounds; ++i)); do
     { cat "$SIM_WORK/run.txt"; sim_fail "round $i: the one-host reference failed"; }
   echo "reference $i $(metrics "$SIM_WORK/one.json")" >>"$SIM_WORK/rows.txt"
   for config in "$@"; do
-    IFS='|' read -r label build extra <<<"$config"
+    IFS='|' read -r label build extra trainerExtra <<<"$config"
     # shellcheck disable=SC2086
-    sim_mpirun "$np" 300 -x RINGSYNC_TIMEOUT_SECONDS=60 $extra "$build/bin/ringsync-train" $args --json "$SIM_WORK/two.json" \
+    sim_mpirun "$np" 300 -x RINGSYNC_TIMEOUT_SECONDS=60 $extra "$build/bin/ringsync-train" $args $trainerExtra --json "$SIM_WORK/two.json" \
       >"$SIM_WORK/run.txt" 2>&1 || { cat "$SIM_WORK/run.txt"; sim_fail "$label, round $i failed"; }
     echo "$label $i $(metrics "$SIM_WORK/two.json")" >>"$SIM_WORK/rows.txt"
   done
@@ -58,15 +60,18 @@ python3 - "$SIM_WORK/rows.txt" "$@" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 reference = {r[1]: float(r[2]) for r in rows if r[0] == "reference"}
-print("| configuration | samples/s (median) | comm wait (median) | ratio to one host, per round | median ratio |")
-print("|---|---:|---:|---|---:|")
+first = sys.argv[2].split("|")[0]
+firstByRound = {r[1]: float(r[2]) for r in rows if r[0] == first}
+print(f"| configuration | samples/s (median) | comm wait (median) | ratio to one host, per round | median ratio | ratio to {first}, per round | median |")
+print("|---|---:|---:|---|---:|---|---:|")
 one = [r for r in rows if r[0] == "reference"]
 print(f"| one host | {statistics.median(float(r[2]) for r in one):.0f} | {statistics.median(float(r[3]) for r in one):.3f} | | |")
 for config in sys.argv[2:]:
     label = config.split("|")[0]
     mine = [r for r in rows if r[0] == label]
     ratios = [float(r[2]) / reference[r[1]] for r in mine]
+    toFirst = [float(r[2]) / firstByRound[r[1]] for r in mine]
     print(f"| {label} | {statistics.median(float(r[2]) for r in mine):.0f} | "
           f"{statistics.median(float(r[3]) for r in mine):.3f} | {' '.join(f'{x:.2f}' for x in ratios)} | "
-          f"{statistics.median(ratios):.2f} |")
+          f"{statistics.median(ratios):.2f} | {' '.join(f'{x:.2f}' for x in toFirst)} | {statistics.median(toFirst):.2f} |")
 PY

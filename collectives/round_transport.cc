@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "mpi_check.h"
@@ -11,9 +12,14 @@
 namespace ringsync::detail {
 
 namespace {
-void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count) {
+void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count, bool streaming = false) {
   for (std::size_t i = 0; i < count; ++i) {
-    if (pieces[i].bytes > 0) std::memcpy(to, pieces[i].data, pieces[i].bytes);
+    if (pieces[i].bytes == 0) continue;
+    if (streaming) {
+      streamingCopy(to, static_cast<const std::byte*>(pieces[i].data), pieces[i].bytes);
+    } else {
+      std::memcpy(to, pieces[i].data, pieces[i].bytes);
+    }
     to += pieces[i].bytes;
   }
 }
@@ -168,7 +174,15 @@ void RoundTransport::beginShared(const CallHeader& mine, const PayloadPiece* pie
   const std::uint64_t size = payloadBytes_[static_cast<std::size_t>(rank_)];
   std::memcpy(own, &size, sizeof size);
   std::memcpy(own + kLineBytes, &mine, sizeof mine);
-  copyPieces(own + kLineBytes + sizeof mine, pieces, count);
+  roundStreamed_ = copyPolicy_.streams(round, size);
+  if (roundStreamed_ || !copyPolicy_.measures(size)) {
+    copyPieces(own + kLineBytes + sizeof mine, pieces, count, roundStreamed_);
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    copyPieces(own + kLineBytes + sizeof mine, pieces, count, false);
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+    copyPolicy_.recordPlainCopy(size, ns);
+  }
   // Release: a peer that sees the new round number also sees the slot written above.
   __atomic_store_n(publishedRound(rank_), round, __ATOMIC_RELEASE);
 }

@@ -21,6 +21,7 @@
 #include "call_header.h"
 #include "scratch_buffer.h"
 #include "shared_slots.h"
+#include "streaming_copy.h"
 #include "transport.h"
 
 namespace ringsync::detail {
@@ -83,6 +84,7 @@ class RoundTransport {
   // this call (recursive_doubling_allreduce.h). Takes nothing off the wire: a round that did
   // arrive stays for this rank's next round.
   bool peerBeganRound(std::uint64_t sequence);
+
   // Takes back the shared-memory round this rank began last, before every peer has read it (a
   // call abandoned for a peer that never joined it), so that the next round is numbered alike on
   // every rank. Shared-memory rounds only; the caller guarantees no peer still reads the slot.
@@ -155,6 +157,9 @@ class RoundTransport {
   int last_ = 0;  // the round header()/payload() read
   std::vector<std::size_t> payloadBytes_;
   std::unique_ptr<SharedSlots> shared_;  // null: point-to-point rounds
+  // Shared rounds: whether payloads go to the slot with cache-bypassing stores (streaming_copy.h).
+  SharedCopyPolicy copyPolicy_{SharedCopyPolicy::modeFromEnvironment()};
+  bool roundStreamed_ = false;
   std::uint64_t sharedRound_ = 0;        // the round this rank last published
 };
 

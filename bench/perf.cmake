@@ -90,3 +90,13 @@ set_target_properties(copy_bandwidth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJE
 add_executable(timeline_overhead ${CMAKE_CURRENT_LIST_DIR}/timeline_overhead.cc)
 target_link_libraries(timeline_overhead PRIVATE ringsync ringsync_warnings)
 set_target_properties(timeline_overhead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+
+# The all-reduce split by where node-local ranks 0 and 1 sit (a shared cache or not), in one launch.
+add_executable(peer_cache_perf ${CMAKE_CURRENT_LIST_DIR}/peer_cache_perf.cc)
+target_link_libraries(peer_cache_perf PRIVATE ringsync MPI::MPI_CXX CLI11::CLI11 ringsync_warnings)
+set_target_properties(peer_cache_perf PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+add_test(NAME bench_peer_cache_perf.np2
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:peer_cache_perf>
+          ${MPIEXEC_POSTFLAGS} --iters 40)
+set_tests_properties(bench_peer_cache_perf.np2 PROPERTIES TIMEOUT 60 LABELS "mpi;bench" PROCESSORS 2
+  ENVIRONMENT "${RINGSYNC_PERF_TEST_ENV}")

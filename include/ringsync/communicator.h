@@ -6,8 +6,9 @@
 //  - Every rank calls the same collectives in the same order. A disagreement (kind, count, type,
 //    op, root, order) raises MismatchError on every rank, naming the ranks and both calls.
 //  - Results are bit-identical on every rank.
-//  - A peer that does not answer within Options::timeoutSeconds raises TimeoutError naming the
-//    call and the peer; the communicator is then aborted and every later call raises AbortedError.
+//  - A peer that does not answer within Options::timeoutSeconds (RINGSYNC_TIMEOUT_SECONDS) raises
+//    TimeoutError naming the call and the peer; the communicator is then aborted and every later
+//    call raises AbortedError.
 //  - Bad arguments raise InvalidArgument before any buffer is touched or any byte is sent.
 //  - Host-buffer calls block until the result is in `recv`. Device-buffer calls with a stream are
 //    ordered on that stream (like NCCL); without one (nullptr) they complete before returning.

@@ -13,6 +13,11 @@
 //  - Host-buffer calls block until the result is in `recv`. Device-buffer calls with a stream are
 //    ordered on that stream (like NCCL); without one (nullptr) they complete before returning.
 //    Host buffers ignore the stream.
+//  - Any count: 0, fewer elements than ranks, more than 2^31. Every DataType with every ReduceOp;
+//    float16 and bfloat16 accumulate each step in float32; integer sums and products wrap.
+//  - Device buffers go through NCCL when every rank has a GPU of its own (bootstrapped over MPI on
+//    first use), otherwise every rank stages them through pinned host memory and the host
+//    algorithms. Where the process sees no NVIDIA driver, host-buffer calls make no CUDA call.
 //  - Not thread-safe: one thread at a time per Communicator (use duplicate() for another thread).
 #pragma once
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fails when a comment names a file that is not in the repository: a `foo.h`, `foo.cc`,
-# `bar/baz.sh`, ... in a // comment of a C/C++/CUDA file or a # comment of a Python, shell or CMake
-# file must be a tracked file (by its name, or by a path that some tracked path ends with). Names of
-# other projects' files that comments cite on purpose are listed in EXTERNAL below. scripts/test.sh
-# runs it first, beside check_format.sh.
+# Fails when a comment names a file that is not in the repository: a name ending in .h, .cc, .cu,
+# .cuh, .cpp, .py, .sh, .cmake or .md (with or without folders) in a // comment of a C/C++/CUDA
+# file or a # comment of a Python, shell or CMake file must be a tracked file (by its name, or by a
+# path that some tracked path ends with). Names of other projects' files that comments cite on
+# purpose are listed in EXTERNAL below. scripts/test.sh runs it first, beside check_format.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -1,4 +1,4 @@
-# The layers of DESIGN.md, enforced by the build: each layer is its own object-library target and
+# The layers (README.md, "Layout"), enforced by the build: each layer is its own object-library target and
 # compiles against a root in the build tree that holds links to the layers SEES it only (plus the
 # public headers), so an upward include -- "src/..." from collectives/ or cuda/, the trainer from the
 # library -- fails to compile ("No such file or directory"). A layer includes its own headers by

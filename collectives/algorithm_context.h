@@ -66,7 +66,7 @@ struct AlgorithmContext {
   // communicator's life; null in contexts that run no recursive doubling.
   DoublingBuffers* doublingBuffers = nullptr;
   // The ring of a communicator of two ranks on two nodes: a chunk of
-  // Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message (ring_config.h).
+  // kAcrossTwoRanksWholeChunkFromBytes..UpToBytes goes as one message (ring_config.h).
   // The same on every rank for a given call; false for broadcasts and in the contexts made inside
   // an algorithm.
   bool wholeChunksBetweenTwoNodes = false;

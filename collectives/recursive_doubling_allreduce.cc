@@ -9,6 +9,7 @@
 #include "node_hierarchy.h"
 #include "recursive_doubling.h"
 #include "reduce_kernels.h"
+#include "transfer_constants.h"
 #include "ringsync/errors.h"
 #include "ringsync/options.h"
 
@@ -76,9 +77,9 @@ void nodeThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp o
   CallSummary summary;
   for (int r = 0; r < h.localSize; ++r) summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.header(r));
   // Small: every local rank reduces and sends the whole message (no second node round); larger:
-  // each its chunk, 1/L of the bytes over the network (Options::kAcrossNodesShardFromBytes).
+  // each its chunk, 1/L of the bytes over the network (kAcrossNodesShardFromBytes).
   const std::size_t localRanks = static_cast<std::size_t>(h.localSize);
-  const bool shard = bytes * localRanks >= Options::kAcrossNodesShardFromBytes && args.count >= localRanks;
+  const bool shard = bytes * localRanks >= kAcrossNodesShardFromBytes && args.count >= localRanks;
   const ChunkLayout chunks(args.count, h.localSize);
   const ElementRange part = shard ? chunks.chunk(h.localRank) : ElementRange{0, args.count};
   RecursiveDoubling doubling({h.crossComm, h.nodeIndex, h.nodes, &h.crossGlobalRanks}, *context.doublingBuffers,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ringsync/options.h"
+#include "transfer_constants.h"
 
 namespace ringsync::detail {
 
@@ -16,7 +16,7 @@ std::size_t largestChunkBytes(int ranks, std::size_t count, std::size_t elementB
 bool sendsWholeChunks(bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count, std::size_t elementBytes) {
   if (!wholeChunksBetweenTwoNodes || ranks < 2) return false;
   const std::size_t chunk = largestChunkBytes(ranks, count, elementBytes);
-  return chunk >= Options::kAcrossTwoRanksWholeChunkFromBytes && chunk <= Options::kAcrossTwoRanksWholeChunkUpToBytes;
+  return chunk >= kAcrossTwoRanksWholeChunkFromBytes && chunk <= kAcrossTwoRanksWholeChunkUpToBytes;
 }
 
 RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count,
@@ -26,7 +26,7 @@ RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes
 }
 
 std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes) {
-  return wholeChunksBetweenTwoNodes ? std::max(base.segmentBytes, Options::kAcrossTwoRanksWholeChunkUpToBytes)
+  return wholeChunksBetweenTwoNodes ? std::max(base.segmentBytes, kAcrossTwoRanksWholeChunkUpToBytes)
                                 : base.segmentBytes;
 }
 
@@ -34,7 +34,7 @@ std::size_t ringScratchBytes(const RingConfig& base, bool wholeChunksBetweenTwoN
   const std::size_t slots = static_cast<std::size_t>(base.depth) * base.segmentBytes;
   if (!wholeChunksBetweenTwoNodes) return slots;
   const std::size_t early = earlyReceiveBytes(base, true);
-  return std::max(slots, 2 * Options::kAcrossTwoRanksWholeChunkUpToBytes) + early;
+  return std::max(slots, 2 * kAcrossTwoRanksWholeChunkUpToBytes) + early;
 }
 
 }  // namespace ringsync::detail

@@ -13,7 +13,7 @@ struct RingConfig {
 
 // Whether a ring call of `count` elements over `ranks` sends each chunk as one message: with
 // wholeChunksBetweenTwoNodes (a communicator of two ranks on two nodes), a chunk of
-// Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes (options.h says why and how it was
+// kAcrossTwoRanksWholeChunkFromBytes..UpToBytes (transfer_constants.h says why and where it was
 // measured). The same on every rank of a matching call.
 bool sendsWholeChunks(bool wholeChunksBetweenTwoNodes, int ranks, std::size_t count, std::size_t elementBytes);
 

@@ -100,8 +100,8 @@ class RoundTransport {
 
  private:
   // Shared-memory slots smaller than this are not offered when /dev/shm is short: point-to-point
-  // rounds carry as much (Options::kPointToPointSmallBytes), and the hierarchical all-reduce needs
-  // node rounds of 64 KiB (node_hierarchy.cc).
+  // rounds carry as much (kPointToPointSmallBytes, src/selection_constants.h), and the
+  // hierarchical all-reduce needs node rounds of 64 KiB (node_hierarchy.cc).
   static constexpr std::size_t kSmallestSharedPayloadBytes = 64 * 1024;
 
   [[noreturn, gnu::noinline, gnu::cold]] void reportPayloadBytes(int r, std::size_t expectedBytes) const;

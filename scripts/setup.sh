@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what ringsync needs on a fresh Debian 12 machine (idempotent, quick when done):
-# Open MPI, Catch2 v2, OpenBLAS, CLI11, zlib, Fashion-MNIST from Debian; nanobind,
+# Open MPI, Catch2 v2, OpenBLAS, CLI11, zlib, Fashion-MNIST, clang-format from Debian; nanobind,
 # scikit-build-core, numpy, pytest, matplotlib, ml_dtypes (bfloat16 arrays) and mpi4py (optional
 # communicator interop, tested) from PyPI. CUDA is optional and never installed here.
 #   scripts/setup.sh               the above
@@ -19,7 +19,7 @@ while (($#)); do
 done
 
 APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev catch2 libopenblas-dev
-              libcli11-dev nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist iproute2)
+              libcli11-dev nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist iproute2 clang-format)
 PIP_PACKAGES=(nanobind scikit-build-core numpy pytest matplotlib ml_dtypes mpi4py)
 ((with_torch)) && PIP_PACKAGES+=(torch)
 

@@ -25,6 +25,8 @@ while (($#)); do
   shift
 done
 
+"$ROOT/scripts/check_format.sh"
+"$ROOT/scripts/check_references.sh"
 "$ROOT/scripts/setup.sh" "${setup_args[@]}"
 if [[ $mode == release ]] && ! "${PYTHON:-python3}" -c "import torch" >/dev/null 2>&1; then
   echo "test.sh: torch is not installed: the torch tests will be SKIPPED (scripts/test.sh --with-torch runs them)"

@@ -6,6 +6,7 @@
 
 #include "collectives/recursive_doubling.h"
 #include "collectives/split_allreduce.h"
+#include "selection_constants.h"
 
 namespace ringsync::detail {
 namespace {
@@ -16,10 +17,10 @@ constexpr int kDirectMaxRanks = 16;
 
 // RINGSYNC_SMALL_BYTES, and at most kPointToPointSmallBytes when rounds are MPI point-to-point
 // (ranks on several nodes): there the ring overtakes the direct exchange much earlier than through
-// shared memory (options.h).
+// shared memory (selection_constants.h).
 std::size_t directLimit(const SelectionInputs& in) {
   return in.sharedMemoryRounds ? in.options.smallBytes
-                               : std::min(in.options.smallBytes, Options::kPointToPointSmallBytes);
+                               : std::min(in.options.smallBytes, kPointToPointSmallBytes);
 }
 
 // Why the ring and not the hierarchical all-reduce, across nodes (static strings: the reason is
@@ -129,7 +130,7 @@ Selection chooseAutomatically(const SelectionInputs& in);
 
 // Whether recursive doubling can take the message: with a hierarchy the node round carries it whole.
 bool doublingFits(const SelectionInputs& in, std::size_t bytes) {
-  return bytes <= Options::kRecursiveDoublingMaxBytes &&
+  return bytes <= kRecursiveDoublingMaxBytes &&
          (in.hierarchy != HierarchyBlocker::kNone || bytes <= in.nodeRoundPayloadBytes);
 }
 
@@ -223,23 +224,23 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   if (const std::optional<Selection> manyNodes = chooseAmongManyNodes(in, bytes, forcedHierarchical)) return *manyNodes;
   // Across nodes, small and mid-sized messages: latency decides, and recursive doubling pays one
   // cross-node latency per doubling (one for 2 nodes) where the direct exchange sends n-1 messages
-  // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (Options::
-  // kAcrossNodesDoublingBytes says where it stops winning, and how that was measured: 512 KiB
+  // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (selection_constants.h:
+  // kAcrossNodesDoublingBytes says where it stops winning, and where that was measured: 512 KiB
   // between 2 nodes, 64 KiB among more, kAcrossManyNodesDoublingBytes; 160 KiB between two
   // single-rank nodes, against the flat ring, kAcrossTwoRanksDoublingBytes). Against the direct exchange it replaces here (measured in the same way, 2 hosts x
   // 2 ranks at 2 Gbit/s, "-b 8 -e 64K -f 8 -n 50 -w 5", RINGSYNC_ALGO=direct against auto): 1.2-2.4x
   // faster at 8 B-32 KiB; 2 hosts x 1 rank the same within noise (one message each way either way).
   const bool acrossNodes = in.hierarchy != HierarchyBlocker::kOneNode;
-  const std::size_t doublingLimit = in.doublingMembers > 2                ? Options::kAcrossManyNodesDoublingBytes
-                                    : in.hierarchy == HierarchyBlocker::kNone ? Options::kAcrossNodesDoublingBytes
-                                                                              : Options::kAcrossTwoRanksDoublingBytes;
+  const std::size_t doublingLimit = in.doublingMembers > 2                ? kAcrossManyNodesDoublingBytes
+                                    : in.hierarchy == HierarchyBlocker::kNone ? kAcrossNodesDoublingBytes
+                                                                              : kAcrossTwoRanksDoublingBytes;
   if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool directWanted = directFits && bytes <= directLimit(in);
-  if (directWanted && (bytes <= Options::kSplitFromBytes || !splitFits))
+  if (directWanted && (bytes <= kSplitFromBytes || !splitFits))
     return {AlgorithmId::kDirectAllreduce,
             forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : "small message: one round (latency 1 alpha)"};
-  if (splitFits && bytes > Options::kSplitFromBytes)
+  if (splitFits && bytes > kSplitFromBytes)
     return {AlgorithmId::kSplitAllreduce, forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
                                                               : "mid-sized message on one node: two shared-memory rounds"};
   // Across nodes above the direct limit: reduce inside the nodes through shared memory, so that
@@ -252,7 +253,7 @@ Selection chooseAutomatically(const SelectionInputs& in) {
 }
 
 // Across nodes with the same number (>= 2) of ranks on each, above kHierarchicalBroadcastFromBytes
-// (measured; the command is next to the constant): the chain among one rank per node, then shared
+// (selection_constants.h says where it was measured): the chain among one rank per node, then shared
 // memory (hierarchical_broadcast.h), so the message crosses into each node once whatever the rank
 // numbering. RINGSYNC_ALGO=hierarchical forces it wherever the layout allows.
 Selection chooseBroadcast(const SelectionInputs& in) {
@@ -262,7 +263,7 @@ Selection chooseBroadcast(const SelectionInputs& in) {
     return {AlgorithmId::kHierarchicalBroadcast, "RINGSYNC_ALGO=hierarchical"};
   if (bytes <= in.roundPayloadBytes && bytes <= directLimit(in))
     return {AlgorithmId::kDirectBroadcast, "small message: the root's data in one round"};
-  if (hierarchical && bytes > Options::kHierarchicalBroadcastFromBytes)
+  if (hierarchical && bytes > kHierarchicalBroadcastFromBytes)
     return {AlgorithmId::kHierarchicalBroadcast,
             "across nodes, L ranks per node: chain among one rank per node, shared memory inside the nodes"};
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
@@ -346,13 +347,13 @@ RoundCapacity roundCapacity(int size, const Options& options) {
   // calls take the direct round; split needs the room whatever it says). Across nodes only direct
   // rounds carry data, up to the point-to-point limit unless direct is forced.
   const std::size_t pointToPoint = options.algorithm == Algorithm::kDirect
-                                       ? Options::kMaxSmallBytes
-                                       : std::min(options.smallBytes, Options::kPointToPointSmallBytes);
+                                       ? kMaxSmallBytes
+                                       : std::min(options.smallBytes, kPointToPointSmallBytes);
   auto perPeerCap = [size](std::size_t requested) {
     if (size < 2) return requested;
-    return std::min(requested, Options::kDirectRoundBytes / static_cast<std::size_t>(size - 1));
+    return std::min(requested, kDirectRoundBytes / static_cast<std::size_t>(size - 1));
   };
-  return {perPeerCap(Options::kMaxSmallBytes), perPeerCap(pointToPoint)};
+  return {perPeerCap(kMaxSmallBytes), perPeerCap(pointToPoint)};
 }
 
 }  // namespace ringsync::detail

@@ -43,7 +43,7 @@ struct Selection {
 Selection chooseAlgorithm(const SelectionInputs& inputs);
 
 // What a round may carry per rank, by how it travels: the direct exchange reads (n-1) payloads
-// per rank, so past Options::kDirectRoundBytes in total the ring moves less; with more than
+// per rank, so past kDirectRoundBytes in total the ring moves less; with more than
 // kDirectMaxRanks ranks rounds carry fingerprints only. Decided once, at construction.
 RoundCapacity roundCapacity(int size, const Options& options);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ringsync/errors.h"
+#include "selection_constants.h"
 
 namespace ringsync {
 namespace {
@@ -142,8 +143,8 @@ void Options::validate() const {
   if (ringDepthAcrossNodes < 2 || ringDepthAcrossNodes > 64)
     fail("ringDepthAcrossNodes (RINGSYNC_RING_DEPTH_ACROSS_NODES)",
          "must be between 2 and 64, got " + std::to_string(ringDepthAcrossNodes));
-  if (smallBytes > kMaxSmallBytes)
-    fail("smallBytes (RINGSYNC_SMALL_BYTES)", "must be at most " + std::to_string(kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
+  if (smallBytes > detail::kMaxSmallBytes)
+    fail("smallBytes (RINGSYNC_SMALL_BYTES)", "must be at most " + std::to_string(detail::kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
   if (!(timeoutSeconds >= 0) || !(stallWarnSeconds >= 0))
     fail("timeoutSeconds/stallWarnSeconds", "must be non-negative");
   if (bucketBytes == 0 || firstBucketBytes == 0)

@@ -22,12 +22,12 @@ MIB = 1024 * KIB
 # Constants of the code the costs depend on (where they live).
 SEGMENT_ACROSS_NODES = 63 * KIB       # Options::ringSegmentBytesAcrossNodes
 SEGMENT_ONE_NODE = 512 * KIB          # Options::ringSegmentBytes
-WHOLE_CHUNK_FROM, WHOLE_CHUNK_UPTO = 192 * KIB, 400 * KIB  # Options::kAcrossTwoRanksWholeChunk*
-SHARD_FROM = 32 * KIB                 # Options::kAcrossNodesShardFromBytes
-DOUBLING_MAX = 4 * MIB                # Options::kRecursiveDoublingMaxBytes
-DIRECT_ROUND = 4 * MIB                # Options::kDirectRoundBytes
-MAX_SMALL = 4 * MIB                   # Options::kMaxSmallBytes
-POINT_TO_POINT_SMALL = 32 * KIB       # Options::kPointToPointSmallBytes
+WHOLE_CHUNK_FROM, WHOLE_CHUNK_UPTO = 192 * KIB, 400 * KIB  # kAcrossTwoRanksWholeChunk* (collectives/transfer_constants.h)
+SHARD_FROM = 32 * KIB                 # kAcrossNodesShardFromBytes (collectives/transfer_constants.h)
+DOUBLING_MAX = 4 * MIB                # kRecursiveDoublingMaxBytes (src/selection_constants.h)
+DIRECT_ROUND = 4 * MIB                # kDirectRoundBytes (src/selection_constants.h)
+MAX_SMALL = 4 * MIB                   # kMaxSmallBytes (src/selection_constants.h)
+POINT_TO_POINT_SMALL = 32 * KIB       # kPointToPointSmallBytes (src/selection_constants.h)
 DIRECT_MAX_RANKS = 16                 # kDirectMaxRanks (algorithm_selection.cc)
 PIECE = 2 * MIB                       # kPipelinePieceBytes (hierarchical_allreduce.cc)
 PART = 63 * KIB                       # RecursiveDoubling::kPartBytes
@@ -284,7 +284,7 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params, shard_from: float 
     carrying every rank's S, each local rank reduces its part (S/L when L·S >= 32 KiB, else all of
     S) over the L copies, recursive doubling among the N nodes over that part (the L doublings
     share the node's link: L·part bytes per step), then a second node round gathers the parts
-    (shard_from: Options::kAcrossNodesShardFromBytes, or another threshold to compare).
+    (shard_from: kAcrossNodesShardFromBytes, or another threshold to compare).
     Without one (L = 1): recursive doubling among all ranks, the payload copied in and out."""
     n = N * L
     if n == 1:

@@ -6,12 +6,18 @@
 //  - Every rank calls the same collectives in the same order. A disagreement (kind, count, type,
 //    op, root, order) raises MismatchError on every rank, naming the ranks and both calls.
 //  - Results are bit-identical on every rank.
-//  - A peer that does not answer within Options::timeoutSeconds raises TimeoutError naming the
-//    call and the peer; the communicator is then aborted and every later call raises AbortedError.
+//  - A peer that does not answer within Options::timeoutSeconds (RINGSYNC_TIMEOUT_SECONDS) raises
+//    TimeoutError naming the call and the peer; the communicator is then aborted and every later
+//    call raises AbortedError.
 //  - Bad arguments raise InvalidArgument before any buffer is touched or any byte is sent.
 //  - Host-buffer calls block until the result is in `recv`. Device-buffer calls with a stream are
 //    ordered on that stream (like NCCL); without one (nullptr) they complete before returning.
 //    Host buffers ignore the stream.
+//  - Any count: 0, fewer elements than ranks, more than 2^31. Every DataType with every ReduceOp;
+//    float16 and bfloat16 accumulate each step in float32; integer sums and products wrap.
+//  - Device buffers go through NCCL when every rank has a GPU of its own (bootstrapped over MPI on
+//    first use), otherwise every rank stages them through pinned host memory and the host
+//    algorithms. Where the process sees no NVIDIA driver, host-buffer calls make no CUDA call.
 //  - Not thread-safe: one thread at a time per Communicator (use duplicate() for another thread).
 #pragma once
 

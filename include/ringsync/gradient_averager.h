@@ -73,7 +73,7 @@ struct GradientAveragerStats {
 };
 
 // Where one bucket's time went in the last step (GradientAverager::lastStepBuckets()), to find what
-// limits the averager (fusion_perf --breakdown). Host clocks: for device buckets the times are
+// limits the averager. Host clocks: for device buckets the times are
 // those of enqueueing the work, not of the work.
 struct BucketTiming {
   std::size_t bytes = 0;

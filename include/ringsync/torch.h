@@ -13,7 +13,8 @@
 //     ddp.synchronize();                                   // every .grad = the average over ranks
 //     optimizer.step();
 //
-// The namespace is ringsync::torch: after `using namespace ringsync;` write ::torch for libtorch.
+// The namespace is ringsync::torch: after `using namespace ringsync;` write ::torch for libtorch
+// (and use TORCH_MODULE outside namespace ringsync).
 #pragma once
 
 #include <cstddef>

@@ -9,6 +9,7 @@
 
 #include "closed_form.h"
 #include "ringsync/ringsync.h"
+#include "src/selection_constants.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -84,7 +85,7 @@ TEST_CASE("allgather: recursive doubling forced (RINGSYNC_ALGO=rabenseifner), ev
 TEST_CASE("allgather: rounds forced, every count (blocks past a round in slices)", "[allgather][direct]") {
   Options options;
   options.algorithm = Algorithm::kDirect;
-  options.smallBytes = Options::kMaxSmallBytes;
+  options.smallBytes = detail::kMaxSmallBytes;
   sweep(options, "direct");
 }
 

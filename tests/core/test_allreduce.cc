@@ -12,6 +12,7 @@
 #include "collectives/split_allreduce.h"
 #include "ringsync/ringsync.h"
 #include "src/algorithm_selection.h"
+#include "src/selection_constants.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -100,13 +101,13 @@ TEST_CASE("allreduce: ring forced, small and large counts", "[allreduce][ring]")
 TEST_CASE("allreduce: direct exchange forced, every count it can carry", "[allreduce][direct]") {
   Options options;
   options.algorithm = Algorithm::kDirect;
-  options.smallBytes = Options::kMaxSmallBytes;
+  options.smallBytes = detail::kMaxSmallBytes;
   sweep(options, {4093}, true);
 }
 
 TEST_CASE("allreduce: recursive doubling forced, every type, op and count", "[allreduce][recursive_doubling]") {
   // On one node it runs across all ranks (np=3: one rank folded in and served at the end); past
-  // Options::kRecursiveDoublingMaxBytes the automatic choice serves.
+  // detail::kRecursiveDoublingMaxBytes the automatic choice serves.
   Options options;
   options.algorithm = Algorithm::kRecursiveDoubling;
   options.ringSegmentBytes = kSmallSegmentBytes;
@@ -168,8 +169,8 @@ TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly memb
   // 24 nodes of 2 past S2: the hierarchical all-reduce keeps up ((N - q - 2) lambda < its piece).
   REQUIRE(choose(allreduce, std::size_t{1} << 20, 24, 2) == "hierarchical");
   // Three members or fewer: the measured rules (recursive doubling up to its limits, then the ring).
-  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes, 3, 1, single) == "recursive_doubling");
-  REQUIRE(choose(allreduce, Options::kAcrossManyNodesDoublingBytes + 4, 3, 1, single) == "ring");
+  REQUIRE(choose(allreduce, detail::kAcrossManyNodesDoublingBytes, 3, 1, single) == "recursive_doubling");
+  REQUIRE(choose(allreduce, detail::kAcrossManyNodesDoublingBytes + 4, 3, 1, single) == "ring");
   // The halves: past a round, across 8 single-rank nodes; hierarchical on nodes of 2; the ring on 7.
   const std::size_t block = 20011 * 4;
   REQUIRE(choose(CollectiveKind::kReduceScatter, block, 8, 1, single) == "recursive_halving");
@@ -249,8 +250,8 @@ TEST_CASE("allreduce: default options at split's largest message and one element
   const int n = comm.size();
   // Split carries a message while every rank's first round (all chunks but its own) fits a slot.
   const std::size_t slotBytes =
-      n > 1 ? std::min(Options::kMaxSmallBytes, Options::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
-            : Options::kMaxSmallBytes;
+      n > 1 ? std::min(detail::kMaxSmallBytes, detail::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
+            : detail::kMaxSmallBytes;
   std::size_t largest = slotBytes / 4;  // one rank: no split, any count is a plain copy
   if (n > 1)
     while (detail::SplitChunks(largest + 1, n).largestGather() * 4 <= slotBytes) ++largest;

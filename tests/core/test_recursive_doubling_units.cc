@@ -11,6 +11,7 @@
 #include "collectives/call_summary.h"
 #include "ringsync/options.h"
 #include "src/algorithm_selection.h"
+#include "src/selection_constants.h"
 
 using namespace ringsync;
 using namespace ringsync::detail;
@@ -113,13 +114,13 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
                              members};
     return std::string(algorithmName(chooseAlgorithm(in).algorithm));
   };
-  const std::size_t limit = Options::kAcrossNodesDoublingBytes;
+  const std::size_t limit = detail::kAcrossNodesDoublingBytes;
   REQUIRE(choose(8, HierarchyBlocker::kNone, 4) == "recursive_doubling");
   REQUIRE(choose(limit, HierarchyBlocker::kNone, 4) == "recursive_doubling");
   REQUIRE(choose(limit + 4, HierarchyBlocker::kNone, 4) == "hierarchical");
   REQUIRE(choose(8, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
   // Two single-rank nodes: against the flat ring, which overlaps its two halves, a lower limit.
-  const std::size_t two = Options::kAcrossTwoRanksDoublingBytes;
+  const std::size_t two = detail::kAcrossTwoRanksDoublingBytes;
   REQUIRE(two < limit);
   REQUIRE(choose(two, HierarchyBlocker::kOneRankPerNode, 2) == "recursive_doubling");
   REQUIRE(choose(two + 4, HierarchyBlocker::kOneRankPerNode, 2) == "ring");
@@ -127,7 +128,7 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   REQUIRE(choose(8, HierarchyBlocker::kUnevenNodes, 3) == "recursive_doubling");
   // Three in the doubling: log2(N) whole messages against the ring's 2(N-1)/N, a lower limit. (From
   // four members on, Rabenseifner takes over from S1: tested in test_allreduce.cc.)
-  const std::size_t many = Options::kAcrossManyNodesDoublingBytes;
+  const std::size_t many = detail::kAcrossManyNodesDoublingBytes;
   REQUIRE(many < limit);
   REQUIRE(choose(many, HierarchyBlocker::kNone, 6, 3) == "recursive_doubling");
   REQUIRE(choose(many + 4, HierarchyBlocker::kNone, 6, 3) == "hierarchical");
@@ -139,7 +140,7 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   options.algorithm = Algorithm::kRecursiveDoubling;
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 4) == "recursive_doubling");
   REQUIRE(choose(1 << 20, HierarchyBlocker::kOneNode, 4) == "recursive_doubling");
-  REQUIRE(choose(Options::kRecursiveDoublingMaxBytes + 4, HierarchyBlocker::kOneNode, 4) != "recursive_doubling");
+  REQUIRE(choose(detail::kRecursiveDoublingMaxBytes + 4, HierarchyBlocker::kOneNode, 4) != "recursive_doubling");
   REQUIRE(choose(8, HierarchyBlocker::kOneNode, 1) != "recursive_doubling");
 }
 
@@ -155,7 +156,7 @@ TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast ab
   REQUIRE(choose(8, HierarchyBlocker::kNone) == "direct");
   REQUIRE(choose(32768, HierarchyBlocker::kNone) == "direct");
   REQUIRE(choose(32769, HierarchyBlocker::kNone) == "chain");
-  const std::size_t above = Options::kHierarchicalBroadcastFromBytes + 1;
+  const std::size_t above = detail::kHierarchicalBroadcastFromBytes + 1;
   REQUIRE(choose(above, HierarchyBlocker::kNone) == "hierarchical");
   REQUIRE(choose(above, HierarchyBlocker::kOneRankPerNode) == "chain");
   REQUIRE(choose(above, HierarchyBlocker::kUnevenNodes) == "chain");

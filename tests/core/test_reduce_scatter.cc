@@ -9,6 +9,7 @@
 
 #include "closed_form.h"
 #include "ringsync/ringsync.h"
+#include "src/selection_constants.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -102,7 +103,7 @@ TEST_CASE("reducescatter: recursive halving forced (RINGSYNC_ALGO=rabenseifner),
 TEST_CASE("reducescatter: rounds forced, every count (blocks past a round in slices)", "[reducescatter][direct]") {
   Options options;
   options.algorithm = Algorithm::kDirect;
-  options.smallBytes = Options::kMaxSmallBytes;
+  options.smallBytes = detail::kMaxSmallBytes;
   sweep(options, "direct");
 }
 
@@ -111,7 +112,7 @@ TEST_CASE("reducescatter: default options at the round's largest block and one e
   Communicator comm(MPI_COMM_WORLD);
   const auto n = static_cast<std::size_t>(comm.size());
   if (n == 1) return;
-  const std::size_t slotBytes = std::min(Options::kMaxSmallBytes, Options::kDirectRoundBytes / (n - 1));
+  const std::size_t slotBytes = std::min(detail::kMaxSmallBytes, detail::kDirectRoundBytes / (n - 1));
   const std::size_t largest = slotBytes / 4 / (n - 1);  // float32 blocks: n-1 of them in the round
   for (std::size_t count : {largest, largest + 1}) {
     for (bool inPlace : {false, true}) {

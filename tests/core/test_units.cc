@@ -15,6 +15,7 @@
 #include "collectives/chunk_layout.h"
 #include "collectives/idle_wait.h"
 #include "collectives/ring_config.h"
+#include "collectives/transfer_constants.h"
 #include "ringsync/options.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
@@ -78,7 +79,7 @@ TEST_CASE("ring geometry: chunks and segments tile the buffer exactly", "[units]
 TEST_CASE("ring config: between two single-rank nodes a chunk of 192-400 KiB goes whole, nothing else changes",
           "[units][geometry]") {
   const RingConfig base{63 * 1024, 16};
-  const std::size_t from = Options::kAcrossTwoRanksWholeChunkFromBytes, upTo = Options::kAcrossTwoRanksWholeChunkUpToBytes;
+  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes, upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
   auto config = [&](bool acrossNodes, int ranks, std::size_t count, std::size_t elementBytes) {
     return ringConfigFor(base, acrossNodes, ranks, count, elementBytes);
   };

@@ -20,7 +20,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 constexpr double kSlackSeconds = 2.0;  // the error comes within the deadline plus this (scheduling on a loaded node)
-// float32 counts past what one node's shared-memory rounds carry (options.h): 12 MB all-reduces
+// float32 counts past what one node's shared-memory rounds carry (src/selection_constants.h): 12 MB all-reduces
 // take the ring, 4 MB broadcasts the chain.
 constexpr std::size_t kRingCount = 3000000;
 constexpr std::size_t kChainCount = 1000000;

@@ -1,4 +1,4 @@
-// The staged path's host side, on any machine: collectives/staged_path.h driven through a stand-in
+// The staged path's host side, on any machine: src/staged_path.h driven through a stand-in
 // StagingMemory whose "device" is ordinary memory and whose uploads stay pending until waited for
 // (as an upload on a CUDA stream does), with the real Communicator's host ring as the host step.
 // Checks the results (closed forms, every type and op; all-reduce, reduce-scatter, all-gather,

@@ -14,6 +14,7 @@
 
 #include "netns_support.h"
 #include "ringsync/ringsync.h"
+#include "src/selection_constants.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -42,7 +43,7 @@ TEST_CASE("netns hierarchical: chosen automatically above the across-node recurs
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1021, false, MPI_COMM_WORLD));
   REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
-  for (std::size_t count : {Options::kAcrossNodesDoublingBytes / 4 + 1, std::size_t{300001}, std::size_t{3u << 20}}) {
+  for (std::size_t count : {detail::kAcrossNodesDoublingBytes / 4 + 1, std::size_t{300001}, std::size_t{3u << 20}}) {
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, count, true, MPI_COMM_WORLD));
     REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
   }
@@ -57,7 +58,7 @@ TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[n
       for (std::size_t count : {std::size_t{1001}, std::size_t{100003}, std::size_t{300001}, std::size_t{(1u << 20) + 5}}) {
         REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, false, interleaved));
         REQUIRE(comm.lastPlacement().algorithm ==
-                (count * 4 <= Options::kAcrossNodesDoublingBytes ? "recursive_doubling" : "hierarchical"));
+                (count * 4 <= detail::kAcrossNodesDoublingBytes ? "recursive_doubling" : "hierarchical"));
       }
   }
   MPI_Comm_free(&interleaved);
@@ -96,7 +97,7 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     std::size_t oddCount;
   };
   // Above the recursive-doubling limit, so that the usual count takes the hierarchical algorithm.
-  const std::size_t usual = Options::kAcrossNodesDoublingBytes / 4 + 1001;
+  const std::size_t usual = detail::kAcrossNodesDoublingBytes / 4 + 1001;
   const Case cases[3] = {{true, usual - 1}, {false, usual - 1}, {true, 1000}};
   for (const Case& c : cases) {
     const bool across = c.across;
@@ -140,7 +141,7 @@ bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical
       comm.broadcast(data.data(), count, DataType::kInt32, root);
       std::size_t wrong = 0;
       for (std::size_t i = 0; i < count; ++i) wrong += data[i] != value(i);
-      const char* expected = forcedHierarchical || count * 4 > Options::kHierarchicalBroadcastFromBytes ? "hierarchical"
+      const char* expected = forcedHierarchical || count * 4 > detail::kHierarchicalBroadcastFromBytes ? "hierarchical"
                              : count * 4 > 32 * 1024                                                    ? "chain"
                                                                                                         : "direct";
       INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong

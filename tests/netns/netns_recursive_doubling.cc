@@ -2,7 +2,7 @@
 // ranks, and "doubling_one_per_host": 2 hosts x 1 rank): exact closed-form results for every op
 // on float32, int32, float16, bfloat16 and float64 at counts 0, 1, odd, around the chunk split and
 // the shard size, bit-identical on every rank; the automatic choice takes it up to
-// Options::kAcrossNodesDoublingBytes (kAcrossTwoRanksDoublingBytes with one rank per host) and
+// detail::kAcrossNodesDoublingBytes (kAcrossTwoRanksDoublingBytes with one rank per host) and
 // the hierarchical/ring algorithm above; and a mismatch
 // (same algorithm, or a count that puts the odd ranks on another algorithm, or another
 // collective) raises MismatchError naming both calls on every rank, leaving the communicator in step.
@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "collectives/transfer_constants.h"
 #include "netns_support.h"
 #include "ringsync/ringsync.h"
+#include "src/selection_constants.h"
 #include "support/test_support.h"
 
 using namespace ringsync;
@@ -24,7 +26,7 @@ namespace {
 // The largest float32 count the automatic choice sends through recursive doubling: between two
 // hosts of one rank each the alternative is the flat ring, whose limit is lower.
 std::size_t largestDoublingCount(const Communicator& comm) {
-  return (comm.localSize() > 1 ? Options::kAcrossNodesDoublingBytes : Options::kAcrossTwoRanksDoublingBytes) / 4;
+  return (comm.localSize() > 1 ? detail::kAcrossNodesDoublingBytes : detail::kAcrossTwoRanksDoublingBytes) / 4;
 }
 
 }  // namespace
@@ -34,7 +36,7 @@ TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and aro
   const std::size_t n = static_cast<std::size_t>(comm.size());
   for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
     // Below: every local rank sends the whole message (2 hosts: n / 2 ranks per host).
-    const std::size_t shard = Options::kAcrossNodesShardFromBytes / (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
+    const std::size_t shard = detail::kAcrossNodesShardFromBytes / (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n + 1, std::size_t{7}, shard - 1, shard,
                                 shard + 1, std::size_t{4093}, std::size_t{100003}}) {

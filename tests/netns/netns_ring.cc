@@ -1,6 +1,6 @@
 // The ring between two simulated hosts of one rank each (run_netns_test.sh, part
 // "doubling_one_per_host"), where it sends a chunk of
-// Options::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes as one message: exact closed-form results at
+// detail::kAcrossTwoRanksWholeChunkFromBytes..UpToBytes as one message: exact closed-form results at
 // the bounds and just past them, bit-identical on every rank; and a mismatch between two calls of
 // different whole chunks, or a whole chunk and a segmented one, raises MismatchError naming both
 // calls on every rank (the first receive, posted before the fingerprints are compared, holds any
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/transfer_constants.h"
 #include "netns_support.h"
 #include "ringsync/ringsync.h"
 #include "support/test_support.h"
@@ -29,7 +30,7 @@ std::size_t countForChunks(const Communicator& comm, std::size_t chunkBytes) {
 
 TEST_CASE("netns ring: chunks sent whole are exact at the bounds and past them", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kRing));
-  const std::size_t from = Options::kAcrossTwoRanksWholeChunkFromBytes, upTo = Options::kAcrossTwoRanksWholeChunkUpToBytes;
+  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes, upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
   // (One element per rank fewer than the lower bound's count: chunks just under it, in segments.)
   for (std::size_t count : {countForChunks(comm, from) - static_cast<std::size_t>(comm.size()),
                             countForChunks(comm, from), std::size_t{200704},

@@ -6,12 +6,12 @@ install(TARGETS ringsync EXPORT ringsyncTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# <ringsync/torch.h> only with the library it declares.
+# <ringsync/torch.h> and <ringsync/torch_c10d.h> only with the library they declare.
 if(RINGSYNC_TORCH_BUILT)
   set(ringsync_torch_header_rule "")
   set(RINGSYNC_TORCH_BUILT_01 1)
 else()
-  set(ringsync_torch_header_rule PATTERN "torch.h" EXCLUDE)
+  set(ringsync_torch_header_rule PATTERN "torch.h" EXCLUDE PATTERN "torch_c10d.h" EXCLUDE)
   set(RINGSYNC_TORCH_BUILT_01 0)
 endif()
 install(DIRECTORY include/ringsync DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h"

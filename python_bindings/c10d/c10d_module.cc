@@ -7,17 +7,19 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <mpi.h>
 
+#include "backend_registry.h"
+#include "blocking_wait.h"
+#include "gil_release.h"
 #include "mpi_polling.h"
+#include "mpi_requirements.h"
 #include "options_from_python.h"
 #include "ringsync/errors.h"
-#include "ringsync/mpi_environment.h"
 #include "ringsync_backend.h"
 
 namespace py = pybind11;
@@ -33,64 +35,6 @@ void setPythonError(const Error& error) {
   } catch (const py::error_already_set&) {
     PyErr_SetString(PyExc_RuntimeError, error.what());  // ringsync's module is gone (interpreter exit)
   }
-}
-
-// Every backend made here, so ringsync.torch can shut them all down at exit, before ringsync
-// finalises MPI (torch keeps process groups alive until after the interpreter is gone).
-class Registry {
- public:
-  void add(const c10::intrusive_ptr<RingsyncBackend>& backend) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::erase_if(backends_, [](const auto& weak) { return weak.expired(); });
-    backends_.emplace_back(backend);
-  }
-  void shutdownAll() {
-    std::vector<c10::weak_intrusive_ptr<RingsyncBackend>> backends;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      backends.swap(backends_);
-    }
-    for (auto& weak : backends)
-      if (auto backend = weak.lock()) backend->shutdown();
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<c10::weak_intrusive_ptr<RingsyncBackend>> backends_;
-};
-
-Registry& registry() {
-  static Registry* instance = new Registry();  // never destroyed: backends may outlive static teardown
-  return *instance;
-}
-
-}  // namespace
-
-void registerBackend(const c10::intrusive_ptr<RingsyncBackend>& backend) { registry().add(backend); }
-
-namespace {
-
-void requireMpi() {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized)
-    throw BackendError("ringsync backend: MPI is not initialised (ringsync.init() first) or already finalised");
-}
-
-// Each process group runs its collectives on a progress thread of its own, or on whichever
-// thread waits for them (DDP's hooks run on autograd's), while other groups' threads and the
-// caller (mpi4py building a subgroup) may be in MPI at the same moment: MPI must allow concurrent
-// calls. Checked before the communicator's collective construction, so a refused group hangs no rank.
-void requireThreadLevel() {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
-  if (provided < MPI_THREAD_MULTIPLE)
-    throw BackendError(std::string("ringsync backend: MPI provides ") + threadLevelName(provided) +
-                       ", but process groups run their collectives on progress threads of their own, "
-                       "which may call MPI at the same time: MPI_THREAD_MULTIPLE is needed. Let "
-                       "ringsync.init() initialise MPI, or initialise it with MPI_THREAD_MULTIPLE "
-                       "(mpi4py's default)");
 }
 
 // The MPI communicator over MPI_COMM_WORLD's ranks `ranks` (in that order), made by those ranks
@@ -142,7 +86,7 @@ c10::intrusive_ptr<RingsyncBackend> makeBackend(int rank, int size, py::handle o
     py::gil_scoped_release release;  // collective too (the backend's own MPI communicator)
     backend = c10::make_intrusive<RingsyncBackend>(rank, size, std::move(comm));
   }
-  registry().add(backend);
+  registerBackend(backend);
   return backend;
 }
 
@@ -191,6 +135,7 @@ PYBIND11_MODULE(_c10d, m) {
   using namespace ringsync::torch_backend;
   m.doc() = "ringsync as a C++ torch.distributed backend (ringsync.torch imports it)";
   py::module_::import("torch.distributed");  // registers c10d's Backend type, the base of ours
+  setBlockingWaitHook(&withoutGil);          // the backend's waits outside collectives let go of the GIL
 
   py::register_exception_translator([](std::exception_ptr error) {
     try {
@@ -232,6 +177,6 @@ PYBIND11_MODULE(_c10d, m) {
       "before anything is made for one)");
   m.def("broadcast_bytes", &broadcastBytes, py::arg("data"), py::arg("root"), py::arg("timeout_seconds"),
         "root's bytes on every rank of MPI_COMM_WORLD (MPI_Ibcast under the deadline; 0: none)");
-  m.def("shutdown_all", [] { registry().shutdownAll(); }, py::call_guard<py::gil_scoped_release>(),
+  m.def("shutdown_all", &shutdownRegisteredBackends, py::call_guard<py::gil_scoped_release>(),
         "Shut down every ProcessGroupRingsync (at exit, before MPI is finalised).");
 }

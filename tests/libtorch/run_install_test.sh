@@ -9,6 +9,7 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/ringsync/torch.h"
+test -f "$work/prefix/include/ringsync/torch_c10d.h"
 # libtorch is found through the hint the installed package keeps (the libtorch it was built with).
 cmake -S "$source_dir/install_consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
       -DCMAKE_BUILD_TYPE=Release -DTORCH_CUDA_ARCH_LIST=9.0 >"$work/configure.log" 2>&1 || {

@@ -1,4 +1,4 @@
-// The torch backend's progress thread (python_bindings/c10d/progress_thread.h), without torch: it
+// The torch backend's progress thread (src/torch/c10d/progress_thread.h), without torch: it
 // knows nothing of it, so its promises are checked here directly, and under ThreadSanitizer by
 // `scripts/test.sh --tsan` (label `threads`). Jobs run one at a time in the order submitted,
 // whether queued or run inline on an idle caller; the outcome is published after the job, outside
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../python_bindings/c10d/progress_thread.h"
+#include "../../src/torch/c10d/progress_thread.h"
 #include "ringsync/errors.h"
 
 using ringsync::torch_backend::CompletionPool;

@@ -1,7 +1,7 @@
 // The Work a ringsync collective or point-to-point call returns. Two steps, on two threads:
 //  - settle(), where the call ran (the progress thread, the point-to-point poller, or the caller
 //    for an inline call): wait() returns from here on, rethrowing ringsync's own exception, which
-//    the module's translator turns into ringsync.MismatchError, TimeoutError, ... with its message;
+//    the Python module turns into ringsync.MismatchError, TimeoutError, ... with its message;
 //  - completeFuture(), on the group's CompletionPool: getFuture() (what DDP and comm hooks chain
 //    on) completes with the output tensors, or fails with a std::runtime_error "MismatchError:
 //    <ringsync's message>", which torch's C++ side (DDP's backward) and Python's future.wait() both

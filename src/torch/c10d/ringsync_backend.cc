@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "abandoned_memory.h"
+#include "blocking_wait.h"
 #include "caller_modes.h"
-#include "gil_release.h"
 #include "ringsync/errors.h"
 #include "ringsync_work.h"
 #include "tensor_staging.h"
@@ -74,8 +74,8 @@ c10::intrusive_ptr<::c10d::Backend::Options> RingsyncBackend::getBackendOptions(
 }
 
 void RingsyncBackend::shutdown() {
-  // A queued job's completion may run a Python callback: never wait for it holding the GIL.
-  withoutGil([this] {
+  // A queued job's completion may run a Python callback: the hook lets go of the GIL meanwhile.
+  blockingWait([this] {
     messages_->close();
     progress_.close();  // queued jobs keep their own reference to the communicator until they ran
   });

@@ -17,6 +17,9 @@ namespace ringsync::torch_backend {
 
 // Python's spelling of a dtype ("torch.int16"), as the user wrote it.
 std::string dtypeName(at::ScalarType dtype);
+// For messages: "torch.float32 x 12" (dtype and element count), "12 torch.float32 elements".
+std::string shapeText(const at::Tensor& tensor);
+std::string elementsText(int64_t count, const at::Tensor& like);
 
 // A torch ReduceOp as ringsync's; anything else raises InvalidArgument naming it and `call`.
 ReduceOp ringsyncOp(const ::c10d::ReduceOp& op, const char* call);

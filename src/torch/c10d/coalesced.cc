@@ -15,10 +15,6 @@
 namespace ringsync::torch_backend {
 namespace {
 
-std::string elementsText(int64_t count, const at::Tensor& like) {
-  return std::to_string(count) + " " + dtypeName(like.scalar_type()) + " elements";
-}
-
 void requirePairs(std::size_t outputs, std::size_t inputs, const char* call) {
   if (outputs != inputs)
     throw InvalidArgument(std::string("ringsync backend: ") + call + " needs as many outputs as inputs, got " +

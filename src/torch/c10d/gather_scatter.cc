@@ -22,12 +22,6 @@ template <typename T> const T& single(const std::vector<T>& list, const char* ca
   return list[0];
 }
 
-std::string shapeText(const at::Tensor& t) { return dtypeName(t.scalar_type()) + " x " + std::to_string(t.numel()); }
-
-std::string elementsText(int64_t count, const at::Tensor& like) {
-  return std::to_string(count) + " " + dtypeName(like.scalar_type()) + " elements";
-}
-
 }  // namespace
 
 void allgatherInto(Communicator& comm, const StagedTensor& send, const at::Tensor& block) {

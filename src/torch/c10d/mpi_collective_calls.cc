@@ -15,8 +15,6 @@
 namespace ringsync::torch_backend {
 namespace {
 
-std::string shapeText(const at::Tensor& t) { return dtypeName(t.scalar_type()) + " x " + std::to_string(t.numel()); }
-
 [[noreturn]] void badArgument(const char* call, const std::string& what) {
   throw InvalidArgument(std::string("ringsync backend: ") + call + " " + what);
 }

@@ -69,6 +69,14 @@ std::string dtypeName(at::ScalarType dtype) {
   return "torch." + name;
 }
 
+std::string shapeText(const at::Tensor& tensor) {
+  return dtypeName(tensor.scalar_type()) + " x " + std::to_string(tensor.numel());
+}
+
+std::string elementsText(int64_t count, const at::Tensor& like) {
+  return std::to_string(count) + " " + dtypeName(like.scalar_type()) + " elements";
+}
+
 ReduceOp ringsyncOp(const ::c10d::ReduceOp& op, const char* call) {
   switch (op.op_) {
     case ::c10d::ReduceOp::SUM: return ReduceOp::kSum;

@@ -175,8 +175,4 @@ class RingsyncBackend final : public ::c10d::Backend {
   std::unique_ptr<PointToPoint> messages_;
 };
 
-// Every backend made is registered (c10d_module.cc), so ringsync.torch can shut them all down at
-// exit, before ringsync finalises MPI.
-void registerBackend(const c10::intrusive_ptr<RingsyncBackend>& backend);
-
 }  // namespace ringsync::torch_backend

@@ -14,7 +14,8 @@
 #include <utility>
 
 #include "abandoned_memory.h"
-#include "gil_release.h"
+#include "backend_registry.h"
+#include "blocking_wait.h"
 #include "mpi_polling.h"
 #include "ringsync/errors.h"
 #include "ringsync_backend.h"
@@ -146,9 +147,9 @@ c10::intrusive_ptr<::c10d::Backend> RingsyncBackend::split(const c10::intrusive_
                      },
                      /*asyncOp=*/true);
   {
-    // The members' meeting can take until the deadline: never hold the GIL meanwhile.
+    // The members' meeting can take until the deadline: the hook lets go of the GIL meanwhile.
     std::exception_ptr failure;
-    withoutGil([&] {
+    blockingWait([&] {
       try {
         work->wait();
       } catch (...) {

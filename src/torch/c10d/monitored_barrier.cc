@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "abandoned_memory.h"
-#include "gil_release.h"
+#include "blocking_wait.h"
 #include "mpi_polling.h"
 #include "ringsync/errors.h"
 #include "ringsync_backend.h"
@@ -50,7 +50,7 @@ bool waitUntil(MPI_Request& request, Clock::time_point end, bool spin) {
   }
 }
 
-std::string joined(const std::vector<int>& ranks) {
+std::string rankListText(const std::vector<int>& ranks) {
   std::string text;
   for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
   return text;
@@ -90,7 +90,7 @@ void rankZero(const MpiSide& side, int tag, std::uint64_t number, std::chrono::m
   }
   if (!failed.empty()) {
     Messages::abandon(arrivals);
-    throw TimeoutError(std::string("[Rank 0]: ") + (failed.size() == 1 ? "Rank " : "Ranks ") + joined(failed) +
+    throw TimeoutError(std::string("[Rank 0]: ") + (failed.size() == 1 ? "Rank " : "Ranks ") + rankListText(failed) +
                        " failed to pass monitoredBarrier in " + std::to_string(timeout.count()) + " ms");
   }
   // Everyone arrived: release them all.
@@ -141,7 +141,7 @@ void RingsyncBackend::monitoredBarrier(const ::c10d::BarrierOptions& opts, bool 
   const std::uint64_t number = ++monitoredBarriers_;
   if (getSize() == 1) return;
   std::exception_ptr failure;
-  withoutGil([&] {
+  blockingWait([&] {
     try {
       if (getRank() == 0) {
         rankZero(*mpi_, tag, number, timeout, waitAllRanks);

@@ -57,6 +57,4 @@ class AllgatherPerf final : public PerfCollective {
 }  // namespace
 }  // namespace ringsync::bench
 
-int main(int argc, char** argv) {
-  return ringsync::bench::runPerf(argc, argv, ringsync::bench::AllgatherPerf{});
-}
+int main(int argc, char** argv) { return ringsync::bench::runPerf(argc, argv, ringsync::bench::AllgatherPerf{}); }

@@ -44,6 +44,4 @@ class AllreducePerf final : public PerfCollective {
 }  // namespace
 }  // namespace ringsync::bench
 
-int main(int argc, char** argv) {
-  return ringsync::bench::runPerf(argc, argv, ringsync::bench::AllreducePerf{});
-}
+int main(int argc, char** argv) { return ringsync::bench::runPerf(argc, argv, ringsync::bench::AllreducePerf{}); }

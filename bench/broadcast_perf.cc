@@ -53,6 +53,4 @@ class BroadcastPerf final : public PerfCollective {
 }  // namespace
 }  // namespace ringsync::bench
 
-int main(int argc, char** argv) {
-  return ringsync::bench::runPerf(argc, argv, ringsync::bench::BroadcastPerf{});
-}
+int main(int argc, char** argv) { return ringsync::bench::runPerf(argc, argv, ringsync::bench::BroadcastPerf{}); }

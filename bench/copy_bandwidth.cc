@@ -56,9 +56,12 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rank == 0) std::printf("# copy_bandwidth: %d ranks copying at once; X = S/t per rank (GB/s); ring busbw bound = 0.8 X\n", size);
+  if (rank == 0)
+    std::printf("# copy_bandwidth: %d ranks copying at once; X = S/t per rank (GB/s); ring busbw bound = 0.8 X\n",
+                size);
   if (rank == 0) std::printf("# %12s %10s %12s\n", "bytes", "X", "ring bound");
-  for (std::size_t bytes = ringsync::bench::parseSize(first); bytes <= ringsync::bench::parseSize(last); bytes *= static_cast<std::size_t>(factor)) {
+  for (std::size_t bytes = ringsync::bench::parseSize(first); bytes <= ringsync::bench::parseSize(last);
+       bytes *= static_cast<std::size_t>(factor)) {
     const double rate = copyRate(bytes, repetitions);
     if (rank == 0) std::printf("  %12zu %10.2f %12.2f\n", bytes, rate, 0.8 * rate);
   }

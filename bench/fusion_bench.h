@@ -31,7 +31,8 @@ class Gradients {
  public:
   Gradients(const std::vector<std::size_t>& counts, bool arena, bool device) {
     auto allocate = [device](std::size_t elements) {
-      return device ? bench::makeDeviceMemory(elements * sizeof(float)) : bench::makeHostMemory(elements * sizeof(float));
+      return device ? bench::makeDeviceMemory(elements * sizeof(float))
+                    : bench::makeHostMemory(elements * sizeof(float));
     };
     for (std::size_t c : counts) mirror_.resize(mirror_.size() + c);
     if (arena) memory_.push_back(allocate(mirror_.size()));
@@ -113,14 +114,14 @@ inline std::size_t toBytes(double mebibytes) { return static_cast<std::size_t>(m
 struct Settings {
   int warmup = 2;
   int iters = 10;
-  std::vector<double> bucketMiB{1};    // the library defaults (options.h)
+  std::vector<double> bucketMiB{1};  // the library defaults (options.h)
   std::vector<double> firstBucketMiB{0.25};
   bool arena = false;
   bool compress = false;
   double backwardMs = 0;  // 0: as long as `fused` takes
   bool listShapes = false;
   bool breakdown = false;
-  std::size_t scaleDown = 1;  // divide every tensor's size by this (the latency-bound regime)
+  std::size_t scaleDown = 1;   // divide every tensor's size by this (the latency-bound regime)
   std::string device = "cpu";  // where the gradients live: cpu | gpu
   bool shard = false;          // also the sharded cases (ShardedGradientAverager)
 };

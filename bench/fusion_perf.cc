@@ -66,20 +66,27 @@ void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
   const bool device = s.device == "gpu";
   const int n = b.comm.size();
   if (!device) {
-    Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, false));
+    Gradients& flat = *b.flats.emplace_back(
+        std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, false));
     const GradientBuffer g = flat.buffers()[0];
-    cases.push_back({{"mpi_total"}, [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
-                     [g] { MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
-                     [&flat, n] { return flat.countWrong(ReduceOp::kSum, n); }, {}});
+    cases.push_back(
+        {{"mpi_total"},
+         [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
+         [g] { MPI_Allreduce(MPI_IN_PLACE, g.data, static_cast<int>(g.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+         [&flat, n] { return flat.countWrong(ReduceOp::kSum, n); },
+         {}});
   }
-  Gradients& flat = *b.flats.emplace_back(std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, device));
+  Gradients& flat = *b.flats.emplace_back(
+      std::make_unique<Gradients>(std::vector<std::size_t>{b.grads.total()}, false, device));
   const GradientBuffer g = flat.buffers()[0];
-  cases.push_back({{"ring_total"}, [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
+  cases.push_back({{"ring_total"},
+                   [&b, &flat] { flat.fill(b.comm.rank(), b.comm.size()); },
                    [&b, g] {
                      b.comm.allreduce(g.data, g.data, g.count, g.type, ReduceOp::kAvg, b.stream.stream());
                      b.stream.synchronize();
                    },
-                   [&flat, n] { return flat.countWrong(ReduceOp::kAvg, n); }, {}});
+                   [&flat, n] { return flat.countWrong(ReduceOp::kAvg, n); },
+                   {}});
 }
 
 // The gradients hold the average after any of the remaining cases, and averaging an average
@@ -87,14 +94,16 @@ void addTotals(const Settings& s, Bench& b, std::vector<Case>& cases) {
 void addPerTensor(Bench& b, std::vector<Case>& cases) {
   Row row{"per_tensor"};
   row.buckets = b.grads.buffers().size();
-  cases.push_back({row, [&b] { b.grads.fill(b.comm.rank(), b.comm.size()); },
+  cases.push_back({row,
+                   [&b] { b.grads.fill(b.comm.rank(), b.comm.size()); },
                    [&b] {
                      const auto& g = b.grads.buffers();
                      for (std::size_t i = g.size(); i-- > 0;)
                        b.comm.allreduce(g[i].data, g[i].data, g[i].count, g[i].type, ReduceOp::kAvg, b.stream.stream());
                      b.stream.synchronize();
                    },
-                   [&b] { return b.grads.countWrong(ReduceOp::kAvg, b.comm.size()); }, {}});
+                   [&b] { return b.grads.countWrong(ReduceOp::kAvg, b.comm.size()); },
+                   {}});
 }
 
 // Backward lasts as long as the fused averaging (median of its warm-up runs, unless --backward-ms),
@@ -106,9 +115,11 @@ Calibration& addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases,
   options.firstBucketBytes = toBytes(first);
   options.compressFp16 = s.compress;
   options.overlap = false;
-  GradientAverager& fused = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
+  GradientAverager& fused = *b.averagers.emplace_back(
+      std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
   options.overlap = true;
-  GradientAverager& overlapped = *b.averagers.emplace_back(std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
+  GradientAverager& overlapped = *b.averagers.emplace_back(
+      std::make_unique<GradientAverager>(b.comm, b.grads.buffers(), options));
   Calibration& calibration = *b.calibrations.emplace_back(std::make_unique<Calibration>());
   calibration.seconds = s.backwardMs / 1e3;
   const bool calibrate = s.backwardMs <= 0;
@@ -121,15 +132,19 @@ Calibration& addFusedPair(const Settings& s, Bench& b, std::vector<Case>& cases,
   Row row{"fused", mib(bucket), mib(first), fused.bucketCount()};
   row.wireBytes = fused.stats().wireBytesPerStep;
   row.stateBytes = b.grads.total() * sizeof(float);  // every rank updates every parameter
-  cases.push_back({row, prepare,
+  cases.push_back({row,
+                   prepare,
                    [&b, &fused, &calibration, calibrate, markAll] {
                      const auto start = Clock::now();
                      markAll(fused, 0);
                      if (!calibrate || !b.warmingUp) return;
-                     calibration.samples.push_back(slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
+                     calibration.samples.push_back(
+                         slowestRank(std::chrono::duration<double>(Clock::now() - start).count()));
                      calibration.seconds = median(calibration.samples);
                    },
-                   countWrong, {}, [&fused] { return fused.lastStepBuckets(); }});
+                   countWrong,
+                   {},
+                   [&fused] { return fused.lastStepBuckets(); }});
   row.mode = overlapped.overlapping() ? "overlap" : "overlap(off!)";
   row.buckets = overlapped.bucketCount();
   cases.push_back({row, prepare, [&overlapped, &calibration, markAll] { markAll(overlapped, calibration.seconds); },
@@ -161,8 +176,8 @@ void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
     for (std::size_t i = 0; i < mine.size(); ++i) samples[i].push_back(summed[i] / ranks);
   }
   if (last.empty() || !print) return;
-  std::printf("#\n# breakdown: %s, bucket %s first %s (ms; mean over the ranks, median of %d steps)\n", c.row.mode.c_str(),
-              c.row.bucket.c_str(), c.row.first.c_str(), s.iters);
+  std::printf("#\n# breakdown: %s, bucket %s first %s (ms; mean over the ranks, median of %d steps)\n",
+              c.row.mode.c_str(), c.row.bucket.c_str(), c.row.first.c_str(), s.iters);
   std::printf("# %6s %10s %5s %-14s %-10s %9s %8s %9s %8s %10s\n", "bucket", "bytes", "grads", "collective", "path",
               "queued", "pack", "exchange", "unpack", "busbw(GB/s)");
   double sums[phases] = {0, 0, 0, 0};
@@ -177,12 +192,14 @@ void printBreakdown(const Settings& s, const Case& c, int ranks, bool print) {
     const double busFactor = ranks > 1 ? (half ? 1.0 : 2.0) * (ranks - 1) / ranks : 0.0;
     const double busbw = phase[2] > 0 ? static_cast<double>(last[b].bytes) / phase[2] / 1e9 * busFactor : 0;
     std::printf("  %6zu %10zu %5zu %-14s %-10s %9.3f %8.3f %9.3f %8.3f %10.2f\n", b, last[b].bytes, last[b].gradients,
-                last[b].collective, last[b].path, phase[0] * 1e3, phase[1] * 1e3, phase[2] * 1e3, phase[3] * 1e3, busbw);
+                last[b].collective, last[b].path, phase[0] * 1e3, phase[1] * 1e3, phase[2] * 1e3, phase[3] * 1e3,
+                busbw);
   }
-  std::printf("# total: step %.3f ms = pack %.3f + exchange %.3f + unpack %.3f + the rest %.3f (waiting for backward, "
-              "the caller's thread; the step is the slowest rank's)\n",
-              median(stepTimes) * 1e3, sums[1] * 1e3, sums[2] * 1e3, sums[3] * 1e3,
-              (median(stepTimes) - sums[1] - sums[2] - sums[3]) * 1e3);
+  std::printf(
+      "# total: step %.3f ms = pack %.3f + exchange %.3f + unpack %.3f + the rest %.3f (waiting for backward, "
+      "the caller's thread; the step is the slowest rank's)\n",
+      median(stepTimes) * 1e3, sums[1] * 1e3, sums[2] * 1e3, sums[3] * 1e3,
+      (median(stepTimes) - sums[1] - sums[2] - sums[3]) * 1e3);
 }
 
 std::vector<Row> runAll(const Settings& s, Communicator& comm, Gradients& grads, bench::PerfStream& stream) {
@@ -229,18 +246,21 @@ void print(const std::vector<Row>& rows, const Settings& s, std::size_t total, i
   const Row* mpi = findRow(rows, "mpi_total");
   const Row* ring = findRow(rows, "ring_total");
   const Row* perTensor = findRow(rows, "per_tensor");
-  std::printf("#\n# ratios (targets: per_tensor/fused >= 5x; fused busbw >= 90%% of one all-reduce of the same size; "
-              "exposed <= 50%% of fused)\n");
+  std::printf(
+      "#\n# ratios (targets: per_tensor/fused >= 5x; fused busbw >= 90%% of one all-reduce of the same size; "
+      "exposed <= 50%% of fused)\n");
   for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
     if (rows[i].mode != "fused") continue;
     const Row& fused = rows[i];
-    std::printf("#   bucket %s first %s: per_tensor/fused = %.2fx, fused/ring_total busbw = %.0f%%", fused.bucket.c_str(),
-                fused.first.c_str(), perTensor->seconds / fused.seconds, 100 * ring->seconds / fused.seconds);
+    std::printf("#   bucket %s first %s: per_tensor/fused = %.2fx, fused/ring_total busbw = %.0f%%",
+                fused.bucket.c_str(), fused.first.c_str(), perTensor->seconds / fused.seconds,
+                100 * ring->seconds / fused.seconds);
     if (mpi) std::printf(", fused/mpi_total busbw = %.0f%%", 100 * mpi->seconds / fused.seconds);
     std::printf(", exposed/fused = %.0f%%\n", 100 * rows[i + 1].exposed / fused.seconds);
   }
   std::printf("# warmup %d, iters %d, medians of the slowest rank; %s gradients in %s memory%s\n", s.warmup, s.iters,
-              s.arena ? "arena" : "separate", s.device == "gpu" ? "device" : "host", s.compress ? ", fp16 on the wire" : "");
+              s.arena ? "arena" : "separate", s.device == "gpu" ? "device" : "host",
+              s.compress ? ", fp16 on the wire" : "");
 }
 
 // The model's tensor sizes, each divided by --scale-down (at least one element).
@@ -276,7 +296,8 @@ int main(int argc, char** argv) {
   std::size_t total = 0;
   for (const bench::Tensor& t : model) total += t.count();
   if (model.size() != 161 || total != 25557032) {
-    std::fprintf(stderr, "fusion_perf: the ResNet-50 table is wrong (%zu tensors, %zu parameters)\n", model.size(), total);
+    std::fprintf(stderr, "fusion_perf: the ResNet-50 table is wrong (%zu tensors, %zu parameters)\n", model.size(),
+                 total);
     return 1;
   }
   Communicator comm(MPI_COMM_WORLD);
@@ -294,11 +315,12 @@ int main(int argc, char** argv) {
   auto stream = device ? bench::makeDeviceStream() : bench::makeHostStream();
   Gradients grads(tensorCounts(model, s.scaleDown), s.arena, device);
   if (comm.rank() == 0)
-    std::printf("# fusion_perf: ResNet-50%s, %zu float32 gradient tensors, %zu parameters (%.1f MB) in %s memory, "
-                "%d ranks, MPI thread level %s\n# %s\n",
-                s.scaleDown > 1 ? (" scaled down " + std::to_string(s.scaleDown) + "x").c_str() : "", model.size(),
-                grads.total(), static_cast<double>(grads.total()) * 4 / 1e6, device ? "device" : "host", comm.size(),
-                threadLevelName(comm.mpiThreadLevel()), comm.options().describe().c_str());
+    std::printf(
+        "# fusion_perf: ResNet-50%s, %zu float32 gradient tensors, %zu parameters (%.1f MB) in %s memory, "
+        "%d ranks, MPI thread level %s\n# %s\n",
+        s.scaleDown > 1 ? (" scaled down " + std::to_string(s.scaleDown) + "x").c_str() : "", model.size(),
+        grads.total(), static_cast<double>(grads.total()) * 4 / 1e6, device ? "device" : "host", comm.size(),
+        threadLevelName(comm.mpiThreadLevel()), comm.options().describe().c_str());
   const std::vector<Row> rows = runAll(s, comm, grads, *stream);
   std::size_t wrong = 0;
   for (const Row& r : rows) wrong += r.wrong;

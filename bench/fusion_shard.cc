@@ -37,7 +37,7 @@ double shardedStep(Bench& b, ShardedGradientAverager& averager, double backward)
     done += params[i].count;
     if (forward > 0)
       std::this_thread::sleep_until(start + std::chrono::duration<double>(forward * static_cast<double>(done) /
-                                                                            static_cast<double>(gradients.total())));
+                                                                          static_cast<double>(gradients.total())));
   }
   averager.gatherParameters();  // device parameters: until the gathers landed
   b.stream.synchronize();
@@ -82,20 +82,24 @@ void addShardedPair(const Settings& s, Bench& b, std::vector<Case>& cases, Calib
   Row row{"shard_fused", mib(bucket), mib(first), fused.bucketCount()};
   row.wireBytes = fused.stats().wireBytesPerStep;
   row.stateBytes = largestState(fused);
-  cases.push_back({row, prepare, [&b, &fused] { shardedStep(b, fused, 0); }, countWrong, {},
+  cases.push_back({row,
+                   prepare,
+                   [&b, &fused] { shardedStep(b, fused, 0); },
+                   countWrong,
+                   {},
                    [&fused] { return fused.lastStepBuckets(); }});
   row.mode = overlapped.overlapping() ? "shard_overlap" : "shard_overlap(off!)";
   auto exposed = std::make_shared<double>(0);
-  cases.push_back({row, prepare,
-                   [&b, &overlapped, &calibration, exposed] {
-                     *exposed = shardedStep(b, overlapped, calibration.seconds);
-                   },
-                   countWrong, [exposed] { return *exposed; }, [&overlapped] { return overlapped.lastStepBuckets(); }});
+  cases.push_back(
+      {row, prepare,
+       [&b, &overlapped, &calibration, exposed] { *exposed = shardedStep(b, overlapped, calibration.seconds); },
+       countWrong, [exposed] { return *exposed; }, [&overlapped] { return overlapped.lastStepBuckets(); }});
 }
 
 void printPerRank(const std::vector<Row>& rows) {
-  std::printf("#\n# per rank, each sharded row against the replicated row of its buckets (shard_fused vs fused, "
-              "shard_overlap vs overlap)\n");
+  std::printf(
+      "#\n# per rank, each sharded row against the replicated row of its buckets (shard_fused vs fused, "
+      "shard_overlap vs overlap)\n");
   std::printf("# %-14s %7s %7s %14s %16s %10s %11s %14s %14s\n", "mode", "bucket", "first", "sent/step(B)",
               "opt.state(B)", "time(ms)", "exposed(ms)", "sent ratio", "time ratio");
   for (const Row& r : rows) {
@@ -114,10 +118,11 @@ void printPerRank(const std::vector<Row>& rows) {
     std::printf("  %-14s %7s %7s %14zu %16zu %10.3f %11s %14s %14s\n", r.mode.c_str(), r.bucket.c_str(),
                 r.first.c_str(), r.wireBytes, r.stateBytes, r.seconds * 1e3, exposed, sent, time);
   }
-  std::printf("# sent/step: bytes each rank sends per step by the ring's count (all-reduce 2(n-1)/n S; "
-              "reduce-scatter + all-gather the same, S padded to n blocks); opt.state: SGD momentum, a float32 per "
-              "parameter the rank updates (the largest rank's). shard_overlap's step includes a simulated forward "
-              "half as long as the backward (overlap has none): compare their exposed times.\n");
+  std::printf(
+      "# sent/step: bytes each rank sends per step by the ring's count (all-reduce 2(n-1)/n S; "
+      "reduce-scatter + all-gather the same, S padded to n blocks); opt.state: SGD momentum, a float32 per "
+      "parameter the rank updates (the largest rank's). shard_overlap's step includes a simulated forward "
+      "half as long as the backward (overlap has none): compare their exposed times.\n");
 }
 
 }  // namespace fusion_perf

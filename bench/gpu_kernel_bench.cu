@@ -1,7 +1,7 @@
 // Bandwidth of ringsync's CUDA kernels against a device-to-device cudaMemcpy of the same bytes on
 // the same GPU (the target: >= 80% of the copy's bandwidth). Bandwidth counts bytes read plus
-// written: copy and divide (kAvg's division by the rank count) move 2S, reduce (out = a + b) 3S, pack/unpack 2S. Medians of several
-// timed repetitions (CUDA events around `iters` back-to-back launches on one stream).
+// written: copy and divide (kAvg's division by the rank count) move 2S, reduce (out = a + b) 3S, pack/unpack 2S.
+// Medians of several timed repetitions (CUDA events around `iters` back-to-back launches on one stream).
 //
 //   gpu_kernel_bench [-b 1M] [-e 1G] [-d float] [-n 20] [-r 7] [--tensors 256]
 // Rank-free: run it without mpirun. Prints a table and exits non-zero when a kernel's result is wrong.
@@ -77,8 +77,8 @@ bool holds(const void* device, std::size_t count, DataType type, double value) {
   std::vector<unsigned char> want(2 * size), got(2 * size);
   RINGSYNC_CHECK_CUDA(cudaMemcpy(want.data(), reference.data(), 2 * size, cudaMemcpyDeviceToHost));
   RINGSYNC_CHECK_CUDA(cudaMemcpy(got.data(), device, size, cudaMemcpyDeviceToHost));
-  RINGSYNC_CHECK_CUDA(cudaMemcpy(got.data() + size, static_cast<const unsigned char*>(device) + (count - 1) * size, size,
-                                 cudaMemcpyDeviceToHost));
+  RINGSYNC_CHECK_CUDA(cudaMemcpy(got.data() + size, static_cast<const unsigned char*>(device) + (count - 1) * size,
+                                 size, cudaMemcpyDeviceToHost));
   return got == want;
 }
 
@@ -116,7 +116,9 @@ int main(int argc, char** argv) try {
     const double copy = medianSeconds(args, s, [&] {
       RINGSYNC_CHECK_CUDA(cudaMemcpyAsync(out.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
     });
-    const double reduce = medianSeconds(args, s, [&] { cuda::reduce(out.data(), a.data(), b.data(), count, args.type, ReduceOp::kSum, s); });
+    const double reduce = medianSeconds(args, s, [&] {
+      cuda::reduce(out.data(), a.data(), b.data(), count, args.type, ReduceOp::kSum, s);
+    });
     stream.synchronize();
     bool right = holds(out.data(), count, args.type, 3);
     const double divide = medianSeconds(args, s, [&] { cuda::divide(out.data(), b.data(), count, args.type, 2, s); });

@@ -71,15 +71,17 @@ int main(int argc, char** argv) try {
   RINGSYNC_CHECK_CUDA(cudaGetDeviceProperties(&properties, device));
   std::printf("# gpu_nccl_overhead: %s, float32 sum in place, %d calls x %d repetitions (medians, interleaved)\n",
               properties.name, args.iterations, args.repetitions);
-  std::printf("# %12s %12s %12s %12s %12s %12s %12s\n", "bytes", "nccl enq us", "rs enq us", "enq +us",
-              "nccl tot us", "rs tot us", "tot +us");
+  std::printf("# %12s %12s %12s %12s %12s %12s %12s\n", "bytes", "nccl enq us", "rs enq us", "enq +us", "nccl tot us",
+              "rs tot us", "tot +us");
   cuda::Stream stream;
   cuda::DeviceBuffer data(args.maxBytes);
   RINGSYNC_CHECK_CUDA(cudaMemset(data.data(), 0, args.maxBytes));
   cudaStream_t s = stream.get();
   for (std::size_t bytes = args.minBytes; bytes <= args.maxBytes; bytes *= 4) {
     const std::size_t count = bytes / sizeof(float);
-    auto ncclCall = [&] { checkNccl(ncclAllReduce(data.data(), data.data(), count, ncclFloat32, ncclSum, bare, s), "ncclAllReduce"); };
+    auto ncclCall = [&] {
+      checkNccl(ncclAllReduce(data.data(), data.data(), count, ncclFloat32, ncclSum, bare, s), "ncclAllReduce");
+    };
     auto ringsyncCall = [&] { comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum, s); };
     const int iterations = bytes >= (std::size_t{16} << 20) ? std::max(10, args.iterations / 20) : args.iterations;
     timeCalls(iterations, s, ncclCall);  // warm-up (first ringsync call also bootstraps NCCL)

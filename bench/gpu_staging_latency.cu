@@ -35,15 +35,15 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 __global__ void copyFromMappedHost(unsigned char* device, const unsigned char* host, std::size_t bytes) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes; i += std::size_t{gridDim.x} * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes;
+       i += std::size_t{gridDim.x} * blockDim.x)
     device[i] = host[i];
 }
 
 __global__ void emptyKernel() {}
 
 // Seconds per step: `iterations` steps after a barrier, `repetitions` times, median.
-template <typename Step>
-double timeStep(const bench::GpuSweepArgs& args, Step step) {
+template <typename Step> double timeStep(const bench::GpuSweepArgs& args, Step step) {
   step();  // warm-up
   std::vector<double> samples;
   for (int r = 0; r < args.repetitions; ++r) {
@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
     RINGSYNC_CHECK_CUDA(cudaMemset(device.data(), 1, args.maxBytes));
     RINGSYNC_CHECK_CUDA(cudaDeviceSynchronize());
     if (rank == 0) {
-      std::printf("# gpu_staging_latency: %d process(es) on %d GPU(s), %d steps x %d repetitions (median, slowest rank)\n",
-                  size, devices, args.iterations, args.repetitions);
+      std::printf(
+          "# gpu_staging_latency: %d process(es) on %d GPU(s), %d steps x %d repetitions (median, slowest rank)\n",
+          size, devices, args.iterations, args.repetitions);
       std::printf("# %12s %14s %14s %14s %14s %14s\n", "bytes", "download (us)", "upload (us)", "upload/ssync",
                   "upload/kernel", "kernel (us)");
     }
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
       const double uploadKernel = slowestRank(timeStep(args, [&] {
         const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((bytes + 255) / 256, 132));
         copyFromMappedHost<<<blocks, 256, 0, stream.get()>>>(static_cast<unsigned char*>(device.data()),
-                                                              static_cast<const unsigned char*>(host.data()), bytes);
+                                                             static_cast<const unsigned char*>(host.data()), bytes);
         RINGSYNC_CHECK_CUDA(cudaGetLastError());
         stream.synchronize();
       }));

@@ -38,9 +38,11 @@ double bounce(std::atomic<long>& line, int pairRank, long& turn, int trips) {
   for (int i = 0; i < trips; ++i, turn += 2) {
     if (pairRank == 0) {
       line.store(turn + 1, std::memory_order_release);
-      while (line.load(std::memory_order_acquire) != turn + 2) {}
+      while (line.load(std::memory_order_acquire) != turn + 2) {
+      }
     } else {
-      while (line.load(std::memory_order_acquire) != turn + 1) {}
+      while (line.load(std::memory_order_acquire) != turn + 1) {
+      }
       line.store(turn + 2, std::memory_order_release);
     }
   }
@@ -93,9 +95,10 @@ int main(int argc, char** argv) {
   long wrongAll = 0;
   MPI_Allreduce(&wrong, &wrongAll, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (comm.rank() == 0)
-    std::printf("bytes %zu | round trip < 150 ns (a shared cache): %zu calls, median %.1f us | >= 150 ns (beyond "
-                "it): %zu calls, median %.1f us | wrong %ld\n",
-                bytes, near.size(), median(near), far.size(), median(far), wrongAll);
+    std::printf(
+        "bytes %zu | round trip < 150 ns (a shared cache): %zu calls, median %.1f us | >= 150 ns (beyond "
+        "it): %zu calls, median %.1f us | wrong %ld\n",
+        bytes, near.size(), median(near), far.size(), median(far), wrongAll);
   MPI_Win_free(&window);
   MPI_Comm_free(&node);
   return wrongAll == 0 ? 0 : 1;

@@ -133,8 +133,9 @@ std::vector<std::size_t> sweepSizes(const PerfArgs& args, std::size_t elementByt
   while (bytes <= args.maxBytes) {
     const std::size_t whole = std::max(elementBytes, bytes / elementBytes * elementBytes);
     if (sizes.empty() || sizes.back() != whole) sizes.push_back(whole);
-    const std::size_t next = args.stepFactor > 1 ? static_cast<std::size_t>(static_cast<double>(bytes) * args.stepFactor)
-                                                 : bytes + args.stepBytes;
+    const std::size_t next = args.stepFactor > 1
+                                 ? static_cast<std::size_t>(static_cast<double>(bytes) * args.stepFactor)
+                                 : bytes + args.stepBytes;
     if (next <= bytes) break;
     bytes = next;
   }

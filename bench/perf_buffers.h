@@ -24,11 +24,11 @@ class PerfMemory {
 class PerfStream {
  public:
   virtual ~PerfStream() = default;
-  virtual CUstream_st* stream() = 0;  // nullptr for host buffers
+  virtual CUstream_st* stream() = 0;                                     // nullptr for host buffers
   virtual void copy(void* to, const void* from, std::size_t bytes) = 0;  // ordered with the collectives
   virtual void start() = 0;
-  virtual double stopSeconds() = 0;   // waits for the work since start() to finish
-  virtual void synchronize() = 0;     // waits for everything enqueued so far
+  virtual double stopSeconds() = 0;  // waits for the work since start() to finish
+  virtual void synchronize() = 0;    // waits for everything enqueued so far
 };
 
 std::unique_ptr<PerfMemory> makeHostMemory(std::size_t bytes);

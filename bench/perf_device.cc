@@ -24,9 +24,7 @@ void checkCuda(cudaError_t code, const char* call) {
 
 class DeviceMemory final : public PerfMemory {
  public:
-  explicit DeviceMemory(std::size_t bytes) {
-    checkCuda(cudaMalloc(&data_, bytes > 0 ? bytes : 1), "cudaMalloc");
-  }
+  explicit DeviceMemory(std::size_t bytes) { checkCuda(cudaMalloc(&data_, bytes > 0 ? bytes : 1), "cudaMalloc"); }
   ~DeviceMemory() override { cudaFree(data_); }
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;

@@ -19,15 +19,20 @@ namespace ringsync::bench {
 namespace {
 
 constexpr unsigned char kSentinel = 0xA5;  // what a result buffer holds before the collective writes it
-constexpr int kRounds = 4;                  // timed iterations are split into this many interleaved rounds
+constexpr int kRounds = 4;                 // timed iterations are split into this many interleaved rounds
 
 // The per-size measurements over buffers allocated once for the largest size.
 class PerfSweep {
  public:
   PerfSweep(const PerfCollective& collective, const PerfArgs& args, Communicator& comm, Communicator* unchecked,
             const MpiBaseline& mpi)
-      : collective_(collective), args_(args), comm_(comm), unchecked_(unchecked), mpi_(mpi),
-        context_{comm.rank(), comm.size(), args}, device_(onDevice(args.backend)) {
+      : collective_(collective),
+        args_(args),
+        comm_(comm),
+        unchecked_(unchecked),
+        mpi_(mpi),
+        context_{comm.rank(), comm.size(), args},
+        device_(onDevice(args.backend)) {
     const std::size_t bytes = args.maxBytes + dataTypeSize(args.type);
     send_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
     recv_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
@@ -119,8 +124,8 @@ class PerfSweep {
       stream_->synchronize();
       const std::size_t resultAt = form.inPlace ? shape.inPlaceResultOffset : 0;
       recv_->download(hostRecv(), bytesOf(resultAt + shape.resultCount));
-      form.result->wrong =
-          sumOverRanks(collective_.countWrong(hostRecv() + bytesOf(resultAt), shape.resultCount, context_));
+      form.result->wrong = sumOverRanks(
+          collective_.countWrong(hostRecv() + bytesOf(resultAt), shape.resultCount, context_));
     }
     for (int i = 0; i < args_.warmup; ++i) call(form, shape);
     stream_->synchronize();
@@ -232,8 +237,7 @@ bool deviceUsable(const char* tool, const PerfArgs& args, const Communicator& co
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (bad && comm.rank() == 0)
     std::fprintf(stderr, "# %s: --backend %s runs on device buffers, but %s; nothing was measured\n", tool,
-                 perfBackendName(args.backend),
-                 why.empty() ? "another rank has no usable GPU" : why.c_str());
+                 perfBackendName(args.backend), why.empty() ? "another rank has no usable GPU" : why.c_str());
   return bad == 0;
 }
 

@@ -30,8 +30,8 @@ void MpiBaseline::broadcast(void* buf, std::size_t count, DataType type, int roo
   const std::size_t elementBytes = dataTypeSize(type);
   for (std::size_t offset = 0; offset < count; offset += kMaxPieceElements) {
     const int piece = static_cast<int>(std::min(kMaxPieceElements, count - offset));
-    RINGSYNC_CHECK_MPI(MPI_Bcast(static_cast<std::byte*>(buf) + offset * elementBytes, piece,
-                                 detail::mpiDatatype(type), root, comm_));
+    RINGSYNC_CHECK_MPI(
+        MPI_Bcast(static_cast<std::byte*>(buf) + offset * elementBytes, piece, detail::mpiDatatype(type), root, comm_));
   }
 }
 
@@ -43,8 +43,7 @@ int mpiCount(std::size_t count, const char* call) {
 }
 }  // namespace
 
-void MpiBaseline::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType type,
-                                ReduceOp op) const {
+void MpiBaseline::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType type, ReduceOp op) const {
   RINGSYNC_CHECK_MPI(MPI_Reduce_scatter_block(send, recv, mpiCount(recvCount, "MPI_Reduce_scatter_block"),
                                               detail::mpiDatatype(type), detail::mpiReduceOp(type, op), comm_));
   if (op == ReduceOp::kAvg) detail::divideElements(recv, recvCount, type, size_);
@@ -52,7 +51,8 @@ void MpiBaseline::reduceScatter(const void* send, void* recv, std::size_t recvCo
 
 void MpiBaseline::allgather(const void* send, void* recv, std::size_t sendCount, DataType type) const {
   const int count = mpiCount(sendCount, "MPI_Allgather");
-  RINGSYNC_CHECK_MPI(MPI_Allgather(send, count, detail::mpiDatatype(type), recv, count, detail::mpiDatatype(type), comm_));
+  RINGSYNC_CHECK_MPI(
+      MPI_Allgather(send, count, detail::mpiDatatype(type), recv, count, detail::mpiDatatype(type), comm_));
 }
 
 }  // namespace ringsync::bench

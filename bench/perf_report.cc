@@ -42,8 +42,8 @@ void PerfReport::printHeader() const {
   const PerfSetup& s = setup_;
   std::fprintf(out_, "# %s: ringsync %s, %d ranks (%d on this node), backend %s, %s buffers\n", s.tool.c_str(),
                s.collective.c_str(), s.ranks, s.localRanks, s.backend.c_str(), s.buffers.c_str());
-  std::fprintf(out_, "# type %s, op %s, root %d, iterations %d, warm-up %d, check %d%s\n", s.type.c_str(),
-               s.op.c_str(), s.root, s.iterations, s.warmup, s.check ? 1 : 0,
+  std::fprintf(out_, "# type %s, op %s, root %d, iterations %d, warm-up %d, check %d%s\n", s.type.c_str(), s.op.c_str(),
+               s.root, s.iterations, s.warmup, s.check ? 1 : 0,
                s.compare ? (", compared with " + s.baselineName + " on the same buffers").c_str() : "");
   std::fprintf(out_, "# settings: %s\n", s.settings.c_str());
   if (!s.environment.empty()) std::fprintf(out_, "# environment: %s\n", s.environment.c_str());
@@ -55,9 +55,11 @@ void PerfReport::printHeader() const {
   const char* baselineNames = s.compare ? "     time   busbw  ratio" : "";
   const char* baselineUnits = s.compare ? "     (us)  (GB/s)   (bw)" : "";
   std::fprintf(out_, "# %54s %28s %31s%s\n", "", "out-of-place", "in-place", baselineTitle.c_str());
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong%s\n",
+  std::fprintf(out_,
+               "# %10s  %12s  %8s  %6s  %6s     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong%s\n",
                "size", "count", "type", "redop", "root", baselineNames);
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s     (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        %s\n",
+  std::fprintf(out_,
+               "# %10s  %12s  %8s  %6s  %6s     (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        %s\n",
                "(B)", "(elements)", "", "", "", baselineUnits);
   std::fflush(out_);
 }
@@ -90,7 +92,8 @@ std::size_t PerfReport::printFooter() const {
   const double rows = rows_.empty() ? 1.0 : static_cast<double>(rows_.size());
   std::fprintf(out_, "# Out of bounds values : %zu %s\n", wrong, wrong == 0 ? "OK" : "FAILED");
   std::fprintf(out_, "# Avg bus bandwidth    : %g\n", busbw / (2 * rows));
-  if (setup_.compare) std::fprintf(out_, "# Avg %s bus bandwidth : %g\n", setup_.baselineName.c_str(), baselineBusbw / rows);
+  if (setup_.compare)
+    std::fprintf(out_, "# Avg %s bus bandwidth : %g\n", setup_.baselineName.c_str(), baselineBusbw / rows);
   std::fprintf(out_, "#\n");
   std::fflush(out_);
   return wrong;
@@ -106,9 +109,9 @@ void PerfReport::writeJson(const std::string& path) const {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const PerfRow& row : rows_) {
     nlohmann::ordered_json entry = {{"bytes", row.bytes},
-                            {"count", row.count},
-                            {"out_of_place", jsonMeasure(row.outOfPlace)},
-                            {"in_place", jsonMeasure(row.inPlace)}};
+                                    {"count", row.count},
+                                    {"out_of_place", jsonMeasure(row.outOfPlace)},
+                                    {"in_place", jsonMeasure(row.inPlace)}};
     if (row.baseline) {
       entry["baseline"] = jsonMeasure(*row.baseline);
       entry["ratio"] = ratio(row);
@@ -116,21 +119,21 @@ void PerfReport::writeJson(const std::string& path) const {
     rows.push_back(std::move(entry));
   }
   const nlohmann::ordered_json report = {{"tool", s.tool},
-                                 {"collective", s.collective},
-                                 {"baseline", s.baselineName},
-                                 {"ranks", s.ranks},
-                                 {"backend", s.backend},
-                                 {"buffers", s.buffers},
-                                 {"type", s.type},
-                                 {"op", s.op},
-                                 {"root", s.root},
-                                 {"iterations", s.iterations},
-                                 {"warmup", s.warmup},
-                                 {"settings", s.settings},
-                                 {"environment", s.environment},
-                                 {"mpi_library", s.mpiLibrary},
-                                 {"command", s.command},
-                                 {"rows", std::move(rows)}};
+                                         {"collective", s.collective},
+                                         {"baseline", s.baselineName},
+                                         {"ranks", s.ranks},
+                                         {"backend", s.backend},
+                                         {"buffers", s.buffers},
+                                         {"type", s.type},
+                                         {"op", s.op},
+                                         {"root", s.root},
+                                         {"iterations", s.iterations},
+                                         {"warmup", s.warmup},
+                                         {"settings", s.settings},
+                                         {"environment", s.environment},
+                                         {"mpi_library", s.mpiLibrary},
+                                         {"command", s.command},
+                                         {"rows", std::move(rows)}};
   file << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   if (!file) throw std::runtime_error("--json " + path + ": writing failed");
 }

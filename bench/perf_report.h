@@ -13,10 +13,10 @@
 namespace ringsync::bench {
 
 struct PerfMeasure {
-  double seconds = 0;      // mean per iteration, max over ranks
-  double algbw = 0;        // GB/s (1e9), bytes / seconds
-  double busbw = 0;        // algbw * the collective's bus factor
-  std::size_t wrong = 0;   // elements that differ from the closed form (summed over ranks)
+  double seconds = 0;     // mean per iteration, max over ranks
+  double algbw = 0;       // GB/s (1e9), bytes / seconds
+  double busbw = 0;       // algbw * the collective's bus factor
+  std::size_t wrong = 0;  // elements that differ from the closed form (summed over ranks)
 };
 
 struct PerfRow {
@@ -28,25 +28,25 @@ struct PerfRow {
 };
 
 struct PerfSetup {
-  std::string tool;        // "allreduce_perf"
-  std::string collective;  // "allreduce"
-  std::string baselineName;// "MPI_Allreduce", "RINGSYNC_CHECK=0"
+  std::string tool;          // "allreduce_perf"
+  std::string collective;    // "allreduce"
+  std::string baselineName;  // "MPI_Allreduce", "RINGSYNC_CHECK=0"
   int ranks = 0;
   int localRanks = 0;
   std::string backend;
-  std::string buffers;     // "host" / "device"
+  std::string buffers;  // "host" / "device"
   std::string type;
-  std::string op;          // "sum", or "none" for broadcast
+  std::string op;  // "sum", or "none" for broadcast
   int root = -1;
   int iterations = 0;
   int warmup = 0;
   bool check = true;
   bool compare = false;
-  std::string settings;    // Options::describe()
-  std::string environment; // GLIBC_TUNABLES and the like, as set
+  std::string settings;     // Options::describe()
+  std::string environment;  // GLIBC_TUNABLES and the like, as set
   std::string mpiLibrary;
   std::string command;
-  std::string note;        // collective-specific remark for the header (may be empty)
+  std::string note;  // collective-specific remark for the header (may be empty)
 };
 
 class PerfReport {

@@ -54,6 +54,4 @@ class ReduceScatterPerf final : public PerfCollective {
 }  // namespace
 }  // namespace ringsync::bench
 
-int main(int argc, char** argv) {
-  return ringsync::bench::runPerf(argc, argv, ringsync::bench::ReduceScatterPerf{});
-}
+int main(int argc, char** argv) { return ringsync::bench::runPerf(argc, argv, ringsync::bench::ReduceScatterPerf{}); }

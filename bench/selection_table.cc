@@ -51,8 +51,10 @@ SelectionInputs inputsFor(const Layout& layout, CollectiveKind kind, std::size_t
   const RoundCapacity node = roundCapacity(layout.ranksPerNode, options);
   const HierarchyBlocker blocker = blockerFor(layout, node);
   const bool hierarchy = blocker == HierarchyBlocker::kNone;
-  SelectionInputs in{kind, bytes / elementBytes, elementBytes, layout.size(), oneNode,
-                     oneNode ? world.sharedMemoryBytes : world.pointToPointBytes, options};
+  SelectionInputs in{kind,         bytes / elementBytes,
+                     elementBytes, layout.size(),
+                     oneNode,      oneNode ? world.sharedMemoryBytes : world.pointToPointBytes,
+                     options};
   in.hierarchy = blocker;
   in.nodeRoundPayloadBytes = hierarchy ? node.sharedMemoryBytes : 0;
   in.doublingMembers = hierarchy ? layout.nodes : oneNode ? 0 : layout.size();
@@ -126,16 +128,23 @@ int main(int argc, char** argv) {
           const char* algorithm = algorithmName(chosen.algorithm);
           const char* hierarchy = hierarchyBlockerText(in.hierarchy);
           if (json) {
-            rows.push_back({{"nodes", n}, {"ranks_per_node", l}, {"ranks", n * l}, {"bytes", bytes},
-                            {"algorithm", algorithm}, {"hierarchy", hierarchy}, {"reason", chosen.reason}});
+            rows.push_back({{"nodes", n},
+                            {"ranks_per_node", l},
+                            {"ranks", n * l},
+                            {"bytes", bytes},
+                            {"algorithm", algorithm},
+                            {"hierarchy", hierarchy},
+                            {"reason", chosen.reason}});
           } else {
             std::printf("%d,%d,%d,%zu,%s,%s,%s\n", n, l, n * l, bytes, algorithm, csvQuoted(hierarchy).c_str(),
                         csvQuoted(chosen.reason).c_str());
           }
         }
     if (json)
-      std::cout << nlohmann::ordered_json{{"settings", options.describe()}, {"collective", collective},
-                                            {"element_bytes", elementBytes}, {"rows", rows}}
+      std::cout << nlohmann::ordered_json{{"settings", options.describe()},
+                                          {"collective", collective},
+                                          {"element_bytes", elementBytes},
+                                          {"rows", rows}}
                        .dump(1)
                 << "\n";
   } catch (const std::exception& error) {

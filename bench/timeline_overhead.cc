@@ -40,7 +40,8 @@ double block(ringsync::Communicator& comm, int calls, float* value, unsigned lon
   comm.barrier();
   const unsigned long long before = allocations.load();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) comm.allreduce(value, value, 2, ringsync::DataType::kFloat32, ringsync::ReduceOp::kMax);
+  for (int i = 0; i < calls; ++i)
+    comm.allreduce(value, value, 2, ringsync::DataType::kFloat32, ringsync::ReduceOp::kMax);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
   *allocated += allocations.load() - before;
   MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -93,11 +94,11 @@ int main(int argc, char** argv) {
     differenceMedian = median(differences);
   }  // the timeline is written at MPI_Finalize, outside the measurement
   if (rank == 0)
-    std::printf("# timeline_overhead: %d blocks x %d 8-byte all-reduces\n"
-                "# off %.3f us/call  on %.3f us/call  median per-block difference %+.3f us/call\n"
-                "# heap allocations during the timed calls: %llu recording, %llu not, in %lld calls each\n",
-                blocks, calls, offMedian * 1e6, onMedian * 1e6, differenceMedian * 1e6, onAllocations, offAllocations,
-                onCalls);
+    std::printf(
+        "# timeline_overhead: %d blocks x %d 8-byte all-reduces\n"
+        "# off %.3f us/call  on %.3f us/call  median per-block difference %+.3f us/call\n"
+        "# heap allocations during the timed calls: %llu recording, %llu not, in %lld calls each\n",
+        blocks, calls, offMedian * 1e6, onMedian * 1e6, differenceMedian * 1e6, onAllocations, offAllocations, onCalls);
   std::fflush(stdout);
   return 0;
 }

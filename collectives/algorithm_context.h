@@ -56,7 +56,7 @@ struct AlgorithmContext {
   RoundTransport& rounds;
   ScratchBuffer& ringScratch;  // the ring's slots (ring_config.h's ringScratchBytes), kept for the communicator's life
   RingConfig ring;
-  CallHeader header;           // this call's fingerprint, sent in its first round
+  CallHeader header;  // this call's fingerprint, sent in its first round
   Deadline& deadline;
   const CallCheck& check;
   // The node and cross-node communicators, when the layout allows the hierarchical all-reduce

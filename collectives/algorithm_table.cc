@@ -71,8 +71,8 @@ const AlgorithmEntry& algorithmEntry(AlgorithmId id) {
 void runAlgorithm(AlgorithmId id, AlgorithmContext& context, const Call& call) {
   const AlgorithmEntry& entry = algorithmEntry(id);
   if (entry.kind != call.kind)
-    throw InvalidArgument(std::string(collectiveName(call.kind)) + ": algorithm " + entry.name + " is an algorithm of " +
-                          collectiveName(entry.kind));
+    throw InvalidArgument(std::string(collectiveName(call.kind)) + ": algorithm " + entry.name +
+                          " is an algorithm of " + collectiveName(entry.kind));
   if (call.scattered != nullptr && !entry.takesScattered)
     throw InvalidArgument(std::string(collectiveName(call.kind)) + ": the " + entry.name +
                           " algorithm takes one contiguous buffer, not a scattered one");

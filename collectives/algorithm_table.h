@@ -12,27 +12,29 @@
 namespace ringsync::detail {
 
 enum class AlgorithmId {
-  kDirectAllreduce,              // one round carries every rank's data; each rank reduces all (direct_allreduce.h)
-  kSplitAllreduce,               // the round reduce-scatter, then the round all-gather (split_allreduce.h)
-  kRingAllreduce,                // the ring's reduce-scatter and all-gather, pipelined as one (ring_pipeline.h)
-  kHierarchicalAllreduce,        // split inside each node, ring across nodes (hierarchical_allreduce.h)
-  kRecursiveDoublingAllreduce,   // node round, recursive doubling across nodes (recursive_doubling_allreduce.h)
-  kRabenseifnerAllreduce,        // recursive halving + doubling across nodes, split inside them (rabenseifner_allreduce.h)
-  kMpiAllreduce,                 // MPI_Iallreduce, only when forced: a baseline (mpi_allreduce.h)
-  kDirectReduceScatter,          // one round: every block to its owner, reduced there (round_reduce_scatter.h)
-  kRingReduceScatter,            // the ring's reduce-scatter alone (ring_pipeline.h)
-  kHierarchicalReduceScatter,    // node sums through shared memory, ring across nodes (hierarchical_blockwise.h)
-  kWholeAllreduceReduceScatter,  // small blocks across nodes: the whole array all-reduced (blockwise_through_allreduce.h)
+  kDirectAllreduce,             // one round carries every rank's data; each rank reduces all (direct_allreduce.h)
+  kSplitAllreduce,              // the round reduce-scatter, then the round all-gather (split_allreduce.h)
+  kRingAllreduce,               // the ring's reduce-scatter and all-gather, pipelined as one (ring_pipeline.h)
+  kHierarchicalAllreduce,       // split inside each node, ring across nodes (hierarchical_allreduce.h)
+  kRecursiveDoublingAllreduce,  // node round, recursive doubling across nodes (recursive_doubling_allreduce.h)
+  kRabenseifnerAllreduce,  // recursive halving + doubling across nodes, split inside them (rabenseifner_allreduce.h)
+  kMpiAllreduce,           // MPI_Iallreduce, only when forced: a baseline (mpi_allreduce.h)
+  kDirectReduceScatter,    // one round: every block to its owner, reduced there (round_reduce_scatter.h)
+  kRingReduceScatter,      // the ring's reduce-scatter alone (ring_pipeline.h)
+  kHierarchicalReduceScatter,      // node sums through shared memory, ring across nodes (hierarchical_blockwise.h)
+  kWholeAllreduceReduceScatter,    // small blocks across nodes: the whole array all-reduced
+                                   // (blockwise_through_allreduce.h)
   kRecursiveHalvingReduceScatter,  // log2(n) halving steps across all ranks (recursive_halving_blockwise.h)
-  kDirectAllgather,              // one round: every block to every rank (round_allgather.h)
-  kRingAllgather,                // the ring's all-gather alone (ring_pipeline.h)
-  kHierarchicalAllgather,        // ring across nodes, then shared memory inside them (hierarchical_blockwise.h)
-  kWholeAllreduceAllgather,      // small blocks across nodes: a zero-padded array all-reduced (blockwise_through_allreduce.h)
-  kRecursiveDoublingAllgather,   // log2(n) doubling steps across all ranks (recursive_halving_blockwise.h)
-  kDirectBroadcast,              // the root's data in one round (direct_broadcast.h)
-  kChainBroadcast,               // pipelined chain from the root (chain_broadcast.h)
-  kHierarchicalBroadcast,        // chain across nodes, shared-memory rounds inside them (hierarchical_broadcast.h)
-  kRoundBarrier,                 // one round: hearing from every peer is the barrier (round_barrier.h)
+  kDirectAllgather,                // one round: every block to every rank (round_allgather.h)
+  kRingAllgather,                  // the ring's all-gather alone (ring_pipeline.h)
+  kHierarchicalAllgather,          // ring across nodes, then shared memory inside them (hierarchical_blockwise.h)
+  kWholeAllreduceAllgather,        // small blocks across nodes: a zero-padded array all-reduced
+                                   // (blockwise_through_allreduce.h)
+  kRecursiveDoublingAllgather,     // log2(n) doubling steps across all ranks (recursive_halving_blockwise.h)
+  kDirectBroadcast,                // the root's data in one round (direct_broadcast.h)
+  kChainBroadcast,                 // pipelined chain from the root (chain_broadcast.h)
+  kHierarchicalBroadcast,          // chain across nodes, shared-memory rounds inside them (hierarchical_broadcast.h)
+  kRoundBarrier,                   // one round: hearing from every peer is the barrier (round_barrier.h)
 };
 
 using AlgorithmRoutine = void (*)(AlgorithmContext&, const Call&);
@@ -40,9 +42,9 @@ using AlgorithmRoutine = void (*)(AlgorithmContext&, const Call&);
 struct AlgorithmEntry {
   AlgorithmId id;
   CollectiveKind kind;
-  const char* name;        // what Placement, RINGSYNC_LOG=info and the timeline report
+  const char* name;  // what Placement, RINGSYNC_LOG=info and the timeline report
   AlgorithmRoutine routine;
-  bool takesScattered;     // reduces a ScatteredBuffer in place (others get it packed by the core)
+  bool takesScattered;  // reduces a ScatteredBuffer in place (others get it packed by the core)
 };
 
 const AlgorithmEntry& algorithmEntry(AlgorithmId id);

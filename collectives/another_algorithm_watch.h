@@ -36,8 +36,9 @@ class AnotherAlgorithmWatch final : public IdleWatcher {
 [[noreturn]] inline void joinTheirRound(AlgorithmContext& context) {
   context.rounds.run(context.header, nullptr, 0, context.deadline);
   firstRoundDone(context);
-  throw MismatchError(describeCall(context.header) +
-                      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
+  throw MismatchError(
+      describeCall(context.header) +
+      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
 // Every rank holds the same summary when the butterfly ends, so every rank raises the same error or

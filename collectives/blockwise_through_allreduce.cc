@@ -34,7 +34,8 @@ void allgatherThroughAllreduce(AlgorithmContext& context, const Call& call) {
     std::memset(whole, 0, bytes);
     std::memcpy(whole + static_cast<std::size_t>(context.rank) * call.blockBytes(), call.send, call.blockBytes());
   }
-  recursiveDoublingAllreduce(context, Call{CollectiveKind::kAllreduce, whole, whole, bytes, DataType::kUInt8, ReduceOp::kSum});
+  recursiveDoublingAllreduce(context,
+                             Call{CollectiveKind::kAllreduce, whole, whole, bytes, DataType::kUInt8, ReduceOp::kSum});
   if (bytes > 0) std::memcpy(call.recv, whole, bytes);
 }
 

@@ -74,8 +74,8 @@ int Butterfly::blocksAt(int position, bool bitReversed) const {
 Butterfly::Offsets Butterfly::blockOffsets(std::size_t count, bool bitReversed) const {
   Offsets offsets(static_cast<std::size_t>(p_) + 1, 0);
   for (int s = 0; s < p_; ++s)
-    offsets[static_cast<std::size_t>(s) + 1] =
-        offsets[static_cast<std::size_t>(s)] + count * static_cast<std::size_t>(blocksAt(s, bitReversed));
+    offsets[static_cast<std::size_t>(s) + 1] = offsets[static_cast<std::size_t>(s)] +
+                                               count * static_cast<std::size_t>(blocksAt(s, bitReversed));
   return offsets;
 }
 
@@ -95,7 +95,8 @@ bool Butterfly::halve(const std::byte* input, const Offsets& offsets, DataType t
     const Step step{partner, lo, hi, upper ? mid : lo, upper ? hi : mid};
     steps.push_back(step);
     const int giveLo = upper ? lo : mid, giveHi = upper ? mid : hi;
-    const std::size_t give = offsets[static_cast<std::size_t>(giveLo)], keep = offsets[static_cast<std::size_t>(step.keepLo)];
+    const std::size_t give = offsets[static_cast<std::size_t>(giveLo)],
+                      keep = offsets[static_cast<std::size_t>(step.keepLo)];
     const std::size_t giveCount = offsets[static_cast<std::size_t>(giveHi)] - give;
     const std::size_t keepCount = offsets[static_cast<std::size_t>(step.keepHi)] - keep;
     // What is sent comes from this object's memory (the class comment says why).
@@ -138,8 +139,8 @@ void Butterfly::gatherBack(std::byte* output, const Offsets& offsets, std::size_
     const std::size_t theirsCount = offsets[static_cast<std::size_t>(keptLower ? step->hi : step->keepLo)] - theirs;
     std::byte* target = output + theirs * elementBytes;
     PartFn sink(placeInto(target));
-    const Received received = exchange(step->partner, true, {output + mine * elementBytes, mineCount * elementBytes}, true,
-                                       {theirsCount * elementBytes, target, &sink, Incoming::Summary::kLeave});
+    const Received received = exchange(step->partner, true, {output + mine * elementBytes, mineCount * elementBytes},
+                                       true, {theirsCount * elementBytes, target, &sink, Incoming::Summary::kLeave});
     if (received != Received::kThisCall)
       throw BackendError("recursive doubling all-gather: a partner's message did not belong to this checked call");
   }
@@ -264,10 +265,12 @@ bool Butterfly::allgather(const void* inputBytes, void* outputBytes, std::size_t
   // previous) ones; both then hold the union.
   for (int k = 0; k < q_; ++k) {
     const int partner = me ^ (1 << k), mineLo = (me >> k) << k, theirsLo = (partner >> k) << k, width = 1 << k;
-    const std::size_t mine = offsets[static_cast<std::size_t>(mineLo)], theirs = offsets[static_cast<std::size_t>(theirsLo)];
+    const std::size_t mine = offsets[static_cast<std::size_t>(mineLo)],
+                      theirs = offsets[static_cast<std::size_t>(theirsLo)];
     std::byte* target = work + theirs * elementBytes;
     PartFn sink(placeInto(target));
-    exchange(partner, true, {work + mine * elementBytes, (offsets[static_cast<std::size_t>(mineLo + width)] - mine) * elementBytes},
+    exchange(partner, true,
+             {work + mine * elementBytes, (offsets[static_cast<std::size_t>(mineLo + width)] - mine) * elementBytes},
              true, {(offsets[static_cast<std::size_t>(theirsLo + width)] - theirs) * elementBytes, target, &sink});
   }
   if (summary_.disagrees()) {

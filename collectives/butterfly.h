@@ -66,7 +66,7 @@ class Butterfly {
  private:
   struct Step {
     int partner;
-    int lo, hi;        // the positions held before the step
+    int lo, hi;  // the positions held before the step
     int keepLo, keepHi;
   };
   // Element offsets of the p positions in the work array (p + 1 entries).

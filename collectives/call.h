@@ -27,8 +27,8 @@ struct Call {
   void* recv = nullptr;        //  all-gather: send is recv's block of this rank)
   std::size_t count = 0;
   DataType type = DataType::kUInt8;
-  ReduceOp op = ReduceOp::kSum;  // reducing collectives only
-  int root = -1;                 // broadcast only
+  ReduceOp op = ReduceOp::kSum;   // reducing collectives only
+  int root = -1;                  // broadcast only
   CUstream_st* stream = nullptr;  // device buffers: the call is ordered on it (nullptr: complete on return)
   // Set instead of send/recv for an all-reduce in place over host memory stored as spans (the
   // GradientAverager's buckets, scattered_buffer.h): no argument rules, no pointer classification.

@@ -22,9 +22,9 @@ inline constexpr DataType kNoDataType = static_cast<DataType>(-1);
 inline constexpr ReduceOp kNoReduceOp = static_cast<ReduceOp>(-1);
 
 struct CallHeader {
-  std::uint64_t sequence = 0;             // the call's number on this communicator, from 0
-  std::uint64_t count = 0;                // elements, as the call's `count` argument (call.h)
-  CollectiveKind kind{};                  // zero: no call yet
+  std::uint64_t sequence = 0;  // the call's number on this communicator, from 0
+  std::uint64_t count = 0;     // elements, as the call's `count` argument (call.h)
+  CollectiveKind kind{};       // zero: no call yet
   DataType dataType = kNoDataType;
   ReduceOp op = kNoReduceOp;              // set for the reducing collectives only
   std::int32_t root = -1;                 // broadcast root, -1 otherwise

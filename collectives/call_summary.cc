@@ -38,7 +38,8 @@ void CallSummary::merge(const CallSummary& other) {
   nonFiniteMask |= other.nonFiniteMask;
   flags |= other.flags;
   ranks += other.ranks;
-  if (other.arrivalsKnown > 0) noteArrival(other.latestRank, other.latestArrivalNs, other.arrivalSumNs, other.arrivalsKnown);
+  if (other.arrivalsKnown > 0)
+    noteArrival(other.latestRank, other.latestArrivalNs, other.arrivalSumNs, other.arrivalsKnown);
 }
 
 void CallSummary::noteArrival(int rank, std::int64_t latestNs, std::int64_t sumNs, int known) {

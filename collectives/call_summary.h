@@ -19,20 +19,20 @@ struct CallSummary {
   static constexpr int kGroups = 2;
   static constexpr int kMaskRanks = 64;
   // Flags (OR-merged).
-  static constexpr std::uint32_t kMoreCalls = 1u << 0;           // a call beyond kGroups was dropped
-  static constexpr std::uint32_t kRanksBeyondMask = 1u << 1;     // ranks >= 64 are not in the masks
-  static constexpr std::uint32_t kNonFiniteBeyondMask = 1u << 2; // a rank >= 64 flagged NaN/Inf
+  static constexpr std::uint32_t kMoreCalls = 1u << 0;            // a call beyond kGroups was dropped
+  static constexpr std::uint32_t kRanksBeyondMask = 1u << 1;      // ranks >= 64 are not in the masks
+  static constexpr std::uint32_t kNonFiniteBeyondMask = 1u << 2;  // a rank >= 64 flagged NaN/Inf
 
   struct Group {
-    CallHeader call;                // the call (as the group's lowest rank made it)
-    std::uint64_t rankMask = 0;     // ranks < 64 that made it
-    std::int32_t lowestRank = -1;   // -1: unused
+    CallHeader call;               // the call (as the group's lowest rank made it)
+    std::uint64_t rankMask = 0;    // ranks < 64 that made it
+    std::int32_t lowestRank = -1;  // -1: unused
     std::uint32_t reserved = 0;
   };
   Group groups[kGroups];
   std::uint64_t nonFiniteMask = 0;  // ranks < 64 whose input holds NaN/Inf (kFlagNonFiniteInput)
   std::uint32_t flags = 0;
-  std::int32_t ranks = 0;           // how many ranks' calls are in here
+  std::int32_t ranks = 0;  // how many ranks' calls are in here
   // Who arrived last, for the straggler report and the timeline (CallHeader::arrivalNs, 0 where a
   // rank does not measure): the latest arrival and its rank (the lowest of those tied), the sum of
   // the arrivals known and how many are known. The others waited arrived·latest - sum in all.

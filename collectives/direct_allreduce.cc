@@ -19,7 +19,8 @@ void directAllreduce(AlgorithmContext& context, const Call& args) {
     return;
   }
   reduceElements(args.recv, round.payload(0), round.payload(1), args.count, args.type, args.op);
-  for (int r = 2; r < context.size; ++r) reduceElements(args.recv, args.recv, round.payload(r), args.count, args.type, args.op);
+  for (int r = 2; r < context.size; ++r)
+    reduceElements(args.recv, args.recv, round.payload(r), args.count, args.type, args.op);
   if (args.op == ReduceOp::kAvg) divideElements(args.recv, args.count, args.type, context.size);
 }
 

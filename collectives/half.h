@@ -44,7 +44,7 @@ inline std::uint16_t floatToFloat16(float value) {
   const std::uint32_t bits = floatBits(value);
   const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t magnitude = bits & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (magnitude > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (magnitude >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to Inf
   if (magnitude < 0x38800000u) {
     // Result is subnormal or zero: round |value| / 2^-24 to the nearest integer, ties to even.

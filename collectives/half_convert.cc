@@ -47,8 +47,8 @@ struct Converters {
 };
 const Converters& converters() {
 #if RINGSYNC_F16C_PATH
-  static const Converters chosen =
-      hasF16c() ? Converters{widenF16c, narrowF16c} : Converters{widenPortable, narrowPortable};
+  static const Converters chosen = hasF16c() ? Converters{widenF16c, narrowF16c}
+                                             : Converters{widenPortable, narrowPortable};
 #else
   static const Converters chosen{widenPortable, narrowPortable};
 #endif

@@ -41,8 +41,9 @@ Call allreducePiece(const void* send, void* recv, std::size_t count, DataType ty
 
 void hierarchicalAllreduce(AlgorithmContext& context, const Call& args) {
   if (context.hierarchy == nullptr || args.scattered != nullptr)
-    throw InvalidArgument("allreduce: the hierarchical algorithm needs ranks on several nodes with the same number "
-                          "of ranks on each, and one contiguous buffer");
+    throw InvalidArgument(
+        "allreduce: the hierarchical algorithm needs ranks on several nodes with the same number "
+        "of ranks on each, and one contiguous buffer");
   NodeHierarchy& h = *context.hierarchy;
   // The one check, a fingerprint round on the whole communicator, where every algorithm starts:
   // every rank sees every rank's call, so a disagreement anywhere (inside a node, between nodes,
@@ -59,7 +60,8 @@ void hierarchicalAllreduce(AlgorithmContext& context, const Call& args) {
   const std::size_t pieces = args.count == 0 ? 1 : (args.count + pieceLimit - 1) / pieceLimit;
   auto pieceArgs = [&](std::size_t p) {
     const std::size_t begin = p * pieceLimit, length = std::min(pieceLimit, args.count - begin);
-    return allreducePiece(at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type, op);
+    return allreducePiece(at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type,
+                          op);
   };
   auto ownArgs = [&](const Call& piece) {
     const SplitChunks chunks(piece.count, h.localSize);
@@ -71,7 +73,7 @@ void hierarchicalAllreduce(AlgorithmContext& context, const Call& args) {
   const AlreadyChecked checked;
   AlgorithmContext node{h.nodeComm,   h.localRank,    h.localSize,      *h.nodeRounds, h.nodeScratch,
                         context.ring, context.header, context.deadline, checked};
-  AlgorithmContext cross{h.crossComm,     h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
+  AlgorithmContext cross{h.crossComm,    h.nodeIndex,      h.nodes, *h.crossRounds, h.crossScratch,
                          context.ring,  // the across-node segments (options.h), as the hierarchy was built with
                          context.header, context.deadline, checked};
   auto reduceScatterInNode = [&](const Call& piece) {

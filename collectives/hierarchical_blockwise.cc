@@ -31,7 +31,7 @@ struct PieceWalk {
   std::size_t blockCount;  // elements per block (the call's count)
   std::size_t piece;       // elements of each block per piece
   std::size_t pieces;
-  std::byte* buffers[2];   // double-buffered cross-node data of one piece: h.nodes · piece elements
+  std::byte* buffers[2];  // double-buffered cross-node data of one piece: h.nodes · piece elements
 
   PieceWalk(AlgorithmContext& context, const Call& call, std::size_t payloadBlocks)
       : h(*context.hierarchy), groups(*context.hierarchy), elementBytes(call.elementBytes()), blockCount(call.count) {
@@ -51,8 +51,8 @@ struct PieceWalk {
 
 AlgorithmContext crossContext(AlgorithmContext& context, const AlreadyChecked& checked) {
   NodeHierarchy& h = *context.hierarchy;
-  AlgorithmContext cross{h.crossComm,     h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
-                         context.ring,    context.header, context.deadline, checked};
+  AlgorithmContext cross{h.crossComm,  h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
+                         context.ring, context.header, context.deadline, checked};
   cross.ringPartials = context.ringPartials;  // the whole communicator runs no ring of its own meanwhile
   return cross;
 }
@@ -69,8 +69,8 @@ void reduceGroupInNode(AlgorithmContext& context, const Call& call, const PieceW
   for (int m = 0; m < L; ++m) {
     if (m == me) continue;
     for (int j = 0; j < N; ++j)
-      pieces.push_back({at(call.send, static_cast<std::size_t>(w.groups.block(m, j)) * w.blockCount + begin, es),
-                        length * es});
+      pieces.push_back(
+          {at(call.send, static_cast<std::size_t>(w.groups.block(m, j)) * w.blockCount + begin, es), length * es});
   }
   RoundTransport& round = *h.nodeRounds;
   round.begin(context.header, pieces.data(), pieces.size());
@@ -82,7 +82,8 @@ void reduceGroupInNode(AlgorithmContext& context, const Call& call, const PieceW
     const void* acc = at(call.send, static_cast<std::size_t>(w.groups.block(me, j)) * w.blockCount + begin, es);
     for (int m = 0; m < L; ++m) {
       if (m == me) continue;
-      const std::size_t slot = static_cast<std::size_t>((me - (me > m ? 1 : 0)) * N + j);  // m's payload skips m's group
+      const std::size_t slot = static_cast<std::size_t>((me - (me > m ? 1 : 0)) * N +
+                                                        j);  // m's payload skips m's group
       reduceElements(target, acc, round.payload(m) + slot * length * es, length, call.type, op);
       acc = target;
     }

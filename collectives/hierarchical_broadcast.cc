@@ -12,8 +12,9 @@ namespace ringsync::detail {
 
 void hierarchicalBroadcast(AlgorithmContext& context, const Call& args) {
   if (context.hierarchy == nullptr)
-    throw InvalidArgument("broadcast: the hierarchical algorithm needs ranks on several nodes with the same number "
-                          "of ranks on each");
+    throw InvalidArgument(
+        "broadcast: the hierarchical algorithm needs ranks on several nodes with the same number "
+        "of ranks on each");
   fingerprintRound(context);
   const std::size_t bytes = args.blockBytes();
   if (bytes == 0) return;
@@ -26,7 +27,7 @@ void hierarchicalBroadcast(AlgorithmContext& context, const Call& args) {
     int crossRoot = 0;
     for (int r = 0; r < args.root; ++r) crossRoot += h.localRankOf[static_cast<std::size_t>(r)] == rootLocal;
     const AlreadyChecked checked;
-    AlgorithmContext cross{h.crossComm,  h.nodeIndex,     h.nodes,          *h.crossRounds, h.crossScratch,
+    AlgorithmContext cross{h.crossComm,  h.nodeIndex,    h.nodes,          *h.crossRounds, h.crossScratch,
                            context.ring, context.header, context.deadline, checked};
     names.use(h.crossGlobalRanks);
     Call crossCall = args;

@@ -18,9 +18,9 @@
 namespace ringsync::detail {
 
 struct IdleWaitPolicy {
-  bool spinOnly = false;                               // dedicated cores: never yield or sleep
-  std::chrono::nanoseconds spinFor{20'000};            // then yield
-  std::chrono::nanoseconds yieldFor{1'000'000};        // then sleep
+  bool spinOnly = false;                         // dedicated cores: never yield or sleep
+  std::chrono::nanoseconds spinFor{20'000};      // then yield
+  std::chrono::nanoseconds yieldFor{1'000'000};  // then sleep
   std::chrono::nanoseconds sleepStep{50'000};
 };
 

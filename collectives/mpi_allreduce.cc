@@ -11,8 +11,7 @@ namespace ringsync::detail {
 namespace {
 
 // MPI's user functions see `inout = in op inout`; every op here is commutative.
-template <DataType kType, ReduceOp kOp>
-void reduceWithKernels(void* in, void* inout, int* len, MPI_Datatype*) {
+template <DataType kType, ReduceOp kOp> void reduceWithKernels(void* in, void* inout, int* len, MPI_Datatype*) {
   reduceElements(inout, in, inout, static_cast<std::size_t>(*len), kType, kOp);
 }
 
@@ -22,8 +21,7 @@ MPI_Op createOp(MPI_User_function* function) {
   return op;
 }
 
-template <DataType kType>
-struct HalfOps {
+template <DataType kType> struct HalfOps {
   MPI_Op sum = createOp(&reduceWithKernels<kType, ReduceOp::kSum>);
   MPI_Op prod = createOp(&reduceWithKernels<kType, ReduceOp::kProd>);
   MPI_Op min = createOp(&reduceWithKernels<kType, ReduceOp::kMin>);
@@ -40,8 +38,7 @@ struct HalfOps {
   }
 };
 
-template <DataType kType>
-MPI_Op halfOp(ReduceOp op) {
+template <DataType kType> MPI_Op halfOp(ReduceOp op) {
   static const HalfOps<kType> ops;
   return ops.of(op);
 }
@@ -50,8 +47,7 @@ MPI_Op halfOp(ReduceOp op) {
 // MPI_UINT8_T saturates where its op/avx component vectorises (Open MPI 4.1 on AVX machines: 100 +
 // 100 as int8 gave 127 in the vectorised part of a buffer, -56 in its scalar tail), so these take
 // ringsync's kernel. Products (which wrap there too), minima and maxima keep MPI's built-ins.
-template <DataType kType>
-MPI_Op wrappingSum() {
+template <DataType kType> MPI_Op wrappingSum() {
   static const MPI_Op op = createOp(&reduceWithKernels<kType, ReduceOp::kSum>);
   return op;
 }

@@ -18,4 +18,5 @@ inline bool mpiSucceeded(int code) { return code == MPI_SUCCESS; }
 
 }  // namespace ringsync::detail
 
-#define RINGSYNC_CHECK_MPI(call) RINGSYNC_CHECK_CALL(call, ::ringsync::detail::mpiSucceeded, ::ringsync::detail::throwMpiError)
+#define RINGSYNC_CHECK_MPI(call) \
+  RINGSYNC_CHECK_CALL(call, ::ringsync::detail::mpiSucceeded, ::ringsync::detail::throwMpiError)

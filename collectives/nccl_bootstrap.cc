@@ -54,8 +54,8 @@ ProbeRecord probeLocal(const NcclBootstrapInputs& in) {
 // Polls a non-blocking MPI collective so that a rank that never joins becomes a TimeoutError.
 // A collective request cannot be cancelled: on timeout its buffers are deliberately leaked
 // (`keepAlive`), as MPI may still write into them.
-template <typename Buffers>
-void waitFor(MPI_Request& request, const NcclBootstrapInputs& in, const char* what, std::unique_ptr<Buffers>& keepAlive) {
+template <typename Buffers> void waitFor(MPI_Request& request, const NcclBootstrapInputs& in, const char* what,
+                                         std::unique_ptr<Buffers>& keepAlive) {
   const std::string waitingFor = std::string("the other ranks in the NCCL bootstrap (") + what +
                                  "; every rank must pass device buffers to the same collective)";
   for (;;) {
@@ -107,7 +107,8 @@ std::string duplicateGpu(const std::vector<ProbeRecord>& records) {
     for (std::size_t b = a + 1; b < records.size(); ++b)
       if (std::memcmp(records[a].uuid, records[b].uuid, sizeof records[a].uuid) == 0)
         return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " share one GPU (" +
-               uuidText(records[a].uuid) + "); NCCL needs a GPU of its own per rank (\"Duplicate GPU detected\"). "
+               uuidText(records[a].uuid) +
+               "); NCCL needs a GPU of its own per rank (\"Duplicate GPU detected\"). "
                "Ranks sharing a GPU wait for its time slices on every small staged call (~270 us at 2 ranks "
                "on an H100): start CUDA MPS (nvidia-cuda-mps-control -d) before mpirun to avoid that";
   return {};

@@ -20,7 +20,8 @@ inline std::string ncclErrorText(ncclResult_t code) {
 }
 
 [[noreturn]] inline void throwNcclError(const char* call, const char* file, int line, ncclResult_t code) {
-  throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + ncclErrorText(code));
+  throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                     ncclErrorText(code));
 }
 
 inline bool ncclSucceeded(ncclResult_t code) { return code == ncclSuccess; }

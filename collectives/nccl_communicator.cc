@@ -61,8 +61,7 @@ NcclCommunicator::~NcclCommunicator() {
 
 void NcclCommunicator::settle(ncclResult_t rc, const char* call, Deadline& deadline) const {
   if (rc == ncclInProgress) rc = awaitNcclSettled(comm_, deadline, call);
-  if (rc != ncclSuccess)
-    throw BackendError(std::string(call) + " failed: " + ncclErrorText(rc));
+  if (rc != ncclSuccess) throw BackendError(std::string(call) + " failed: " + ncclErrorText(rc));
 }
 
 void NcclCommunicator::abort() noexcept {
@@ -111,7 +110,8 @@ void NcclCommunicator::enqueue(const Call& call, Deadline& deadline) {
       settle(ncclAllGather(call.send, call.recv, call.count, type, comm_, stream), "ncclAllGather", deadline);
       return;
     case CollectiveKind::kBroadcast:
-      settle(ncclBroadcast(call.send, call.recv, call.count, type, call.root, comm_, stream), "ncclBroadcast", deadline);
+      settle(ncclBroadcast(call.send, call.recv, call.count, type, call.root, comm_, stream), "ncclBroadcast",
+             deadline);
       return;
     case CollectiveKind::kBarrier: break;
   }

@@ -44,7 +44,7 @@ class NcclCommunicator {
 
  private:
   void enqueue(const Call& call, Deadline& deadline);  // the NCCL call itself
-  void ensureHealthy(const char* call) const;  // raises on an earlier abort or an async NCCL error
+  void ensureHealthy(const char* call) const;          // raises on an earlier abort or an async NCCL error
   void finish(const char* call, cudaStream_t stream, Deadline& deadline) const;
   // A call's result on the non-blocking communicator: ncclInProgress is polled until it settles.
   void settle(ncclResult_t rc, const char* call, Deadline& deadline) const;
@@ -55,7 +55,7 @@ class NcclCommunicator {
 };
 
 struct NcclBootstrapInputs {
-  MPI_Comm comm;          // the Communicator's duplicated communicator
+  MPI_Comm comm;  // the Communicator's duplicated communicator
   int rank;
   int size;
   int device;             // CUDA device for this rank, -1 when it has none

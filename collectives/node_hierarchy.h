@@ -50,7 +50,7 @@ class NodeHierarchy {
   std::unique_ptr<RoundTransport> nodeRounds;  // shared memory
   ScratchBuffer nodeScratch;                   // unused by the node's rounds; an AlgorithmContext needs one
 
-  MPI_Comm crossComm = MPI_COMM_NULL;          // the ranks with this local rank, one per node
+  MPI_Comm crossComm = MPI_COMM_NULL;  // the ranks with this local rank, one per node
   int nodeIndex = 0, nodes = 1;
   std::unique_ptr<RoundTransport> crossRounds;  // fingerprints only (the ring moves the data)
   ScratchBuffer crossScratch;                   // the cross-node ring's segments

@@ -65,7 +65,8 @@ void pieceAcrossNodes(AlgorithmContext& context, AlgorithmContext& node, const C
   *nodeRoundOpen = true;
   node.rounds.complete(context.deadline);
   CallSummary summary;
-  for (int r = 0; r < h.localSize; ++r) summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.rounds.header(r));
+  for (int r = 0; r < h.localSize; ++r)
+    summary.add(h.nodeGlobalRanks[static_cast<std::size_t>(r)], node.rounds.header(r));
   Butterfly butterfly({h.crossComm, h.nodeIndex, h.nodes, &h.crossGlobalRanks}, *context.doublingBuffers,
                       *context.pieceScratch, context.header, summary, context.deadline);
   std::byte* work = butterfly.work(own.count * elementBytes);
@@ -91,8 +92,12 @@ void nodesThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp 
   // The first piece checks the call; an empty message still exchanges the summaries.
   for (std::size_t begin = 0; begin == 0 || begin < args.count; begin += pieceLimit) {
     const std::size_t length = std::min(pieceLimit, args.count - begin);
-    const Call piece{CollectiveKind::kAllreduce, at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes),
-                     length, args.type, op};
+    const Call piece{CollectiveKind::kAllreduce,
+                     at(args.send, begin, elementBytes),
+                     at(args.recv, begin, elementBytes),
+                     length,
+                     args.type,
+                     op};
     pieceAcrossNodes(context, node, piece, op, divisor, nodeRoundOpen);
   }
 }
@@ -101,8 +106,9 @@ void nodesThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp 
 
 void rabenseifnerAllreduce(AlgorithmContext& context, const Call& args) {
   if (args.scattered != nullptr || context.doublingBuffers == nullptr || context.pieceScratch == nullptr)
-    throw InvalidArgument("allreduce: Rabenseifner's algorithm takes one contiguous buffer and the communicator's "
-                          "doubling buffers and working memory");
+    throw InvalidArgument(
+        "allreduce: Rabenseifner's algorithm takes one contiguous buffer and the communicator's "
+        "doubling buffers and working memory");
   // kAvg: sums at every step, one division by every rank, by the owner of each chunk.
   const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
   const int divisor = args.op == ReduceOp::kAvg ? context.size : 1;

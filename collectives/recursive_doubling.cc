@@ -23,7 +23,8 @@ std::size_t partsOf(std::size_t messageBytes) {
 
 // What receiving a message of messageBytes takes: every part is received into a whole part's room.
 std::size_t receiveRoom(std::size_t messageBytes) {
-  return messageBytes < RecursiveDoubling::kPartBytes ? messageBytes : partsOf(messageBytes) * RecursiveDoubling::kPartBytes;
+  return messageBytes < RecursiveDoubling::kPartBytes ? messageBytes
+                                                      : partsOf(messageBytes) * RecursiveDoubling::kPartBytes;
 }
 
 // Once the first part of a message is taken, its other parts must be taken too, whatever happens
@@ -63,8 +64,8 @@ RecursiveDoubling::RecursiveDoubling(const DoublingGroup& group, DoublingBuffers
   buffers_.message.reserve(kPrefixBytes + payloadBytes);
 }
 
-void RecursiveDoubling::run(const CallHeader& mine, CallSummary& summary, std::size_t count, DataType type,
-                            ReduceOp op, Deadline& deadline) {
+void RecursiveDoubling::run(const CallHeader& mine, CallSummary& summary, std::size_t count, DataType type, ReduceOp op,
+                            Deadline& deadline) {
   mine_ = mine;
   summary_ = &summary;
   count_ = count;
@@ -154,8 +155,8 @@ void RecursiveDoubling::exchange(int partner, bool send, bool receive, Combine c
 void RecursiveDoubling::postFirstPart(int partner) {
   ScratchBuffer& incoming = buffers_.incoming;
   incoming.reserve(std::max(kPartBytes, receiveRoom(kPrefixBytes + payloadBytes_)));
-  RINGSYNC_CHECK_MPI(MPI_Irecv(incoming.data(), static_cast<int>(kPartBytes), MPI_BYTE, partner,
-                               kTagRecursiveDoubling, group_.comm, &firstPart_));
+  RINGSYNC_CHECK_MPI(MPI_Irecv(incoming.data(), static_cast<int>(kPartBytes), MPI_BYTE, partner, kTagRecursiveDoubling,
+                               group_.comm, &firstPart_));
 }
 
 // Polls the posted first part to completion under the deadline.

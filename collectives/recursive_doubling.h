@@ -44,7 +44,7 @@ struct DoublingBuffers {
 
 struct DoublingGroup {
   MPI_Comm comm;
-  int member;   // this rank's place in comm
+  int member;  // this rank's place in comm
   int members;
   const std::vector<int>* globalRanks = nullptr;  // member -> rank the errors name (null: the member)
 };
@@ -87,7 +87,7 @@ class RecursiveDoubling {
   DataType type_ = DataType::kFloat32;
   ReduceOp op_ = ReduceOp::kSum;
   MPI_Request firstPart_ = MPI_REQUEST_NULL;  // the partner's first part, posted before sending
-  CallSummary received_{};             // the summary of the last message received
+  CallSummary received_{};                    // the summary of the last message received
   std::size_t receivedPayloadBytes_ = 0;
 };
 

@@ -39,8 +39,7 @@ class AnotherAlgorithmWatch final : public IdleWatcher {
 void raiseOnDisagreement(const AlgorithmContext& context, const CallSummary& summary) {
   context.check.afterSummary(summary);
   if (summary.disagrees())  // RINGSYNC_CHECK=0: the data cannot be combined all the same
-    throw MismatchError(describeCall(context.header) +
-                        ": ranks made different calls (RINGSYNC_CHECK=1 names them)");
+    throw MismatchError(describeCall(context.header) + ": ranks made different calls (RINGSYNC_CHECK=1 names them)");
 }
 
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
@@ -115,15 +114,17 @@ void nodeThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp o
 [[noreturn]] void joinTheirRound(AlgorithmContext& context) {
   context.rounds.run(context.header, nullptr, 0, context.deadline);
   firstRoundDone(context);
-  throw MismatchError(describeCall(context.header) +
-                      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
+  throw MismatchError(
+      describeCall(context.header) +
+      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
 }  // namespace
 
 void recursiveDoublingAllreduce(AlgorithmContext& context, const Call& args) {
   if (args.scattered != nullptr || context.doublingBuffers == nullptr)
-    throw InvalidArgument("allreduce: recursive doubling takes one contiguous buffer and the communicator's doubling buffers");
+    throw InvalidArgument(
+        "allreduce: recursive doubling takes one contiguous buffer and the communicator's doubling buffers");
   // kAvg: sums at every step, one division by every rank at the end (bit-identical everywhere).
   const ReduceOp op = args.op == ReduceOp::kAvg ? ReduceOp::kSum : args.op;
   bool nodeRoundOpen = false;

@@ -51,10 +51,18 @@ template <typename T> inline T wrappingMul(T a, T b) {
   }
 }
 
-struct SumOp { template <typename V> static V apply(V a, V b) { return wrappingAdd(a, b); } };
-struct ProdOp { template <typename V> static V apply(V a, V b) { return wrappingMul(a, b); } };
-struct MinOp { template <typename V> static V apply(V a, V b) { return b < a ? b : a; } };
-struct MaxOp { template <typename V> static V apply(V a, V b) { return a < b ? b : a; } };
+struct SumOp {
+  template <typename V> static V apply(V a, V b) { return wrappingAdd(a, b); }
+};
+struct ProdOp {
+  template <typename V> static V apply(V a, V b) { return wrappingMul(a, b); }
+};
+struct MinOp {
+  template <typename V> static V apply(V a, V b) { return b < a ? b : a; }
+};
+struct MaxOp {
+  template <typename V> static V apply(V a, V b) { return a < b ? b : a; }
+};
 
 // Integers divide in (at least) int, truncating toward zero; floats divide exactly rounded.
 template <typename V> inline V divideValue(V value, int divisor) { return static_cast<V>(value / divisor); }
@@ -178,8 +186,12 @@ template <typename Codec> bool nonFiniteHalf(const void* data, std::size_t count
 
 // ---- dispatch ----------------------------------------------------------------------------------
 
-struct Float16Tag { using Codec = Float16Codec; };
-struct BFloat16Tag { using Codec = Bfloat16Codec; };
+struct Float16Tag {
+  using Codec = Float16Codec;
+};
+struct BFloat16Tag {
+  using Codec = Bfloat16Codec;
+};
 template <typename T> constexpr bool kIsHalf = std::is_same_v<T, Float16Tag> || std::is_same_v<T, BFloat16Tag>;
 
 // Calls fn(T{}) with T the element type of `type` (a tag for the 16-bit floats).

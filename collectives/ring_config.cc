@@ -27,7 +27,7 @@ RingConfig ringConfigFor(const RingConfig& base, bool wholeChunksBetweenTwoNodes
 
 std::size_t earlyReceiveBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes) {
   return wholeChunksBetweenTwoNodes ? std::max(base.segmentBytes, kAcrossTwoRanksWholeChunkUpToBytes)
-                                : base.segmentBytes;
+                                    : base.segmentBytes;
 }
 
 std::size_t ringScratchBytes(const RingConfig& base, bool wholeChunksBetweenTwoNodes) {

@@ -95,14 +95,16 @@ class RingPipeline {
   ElementRange recvRange(std::size_t unit) const { return geometry_.segment(recvChunk(unit), segmentOf(unit)); }
   // The first segment has a slot of its own when it must hold more than a segment.
   std::byte* scratchSlot(std::size_t unit) {
-    return scratch_.data() + (unit == 0 && earlyBytes_ > slotBytes_ ? depth_ * slotBytes_ : recvSlot(unit) * slotBytes_);
+    return scratch_.data() +
+           (unit == 0 && earlyBytes_ > slotBytes_ ? depth_ * slotBytes_ : recvSlot(unit) * slotBytes_);
   }
   bool receivesIntoScratch(std::size_t unit) const { return inReduceScatter(unit) || unit == 0; }
   // Where the reduce-scatter alone keeps the partial sum of `unit`'s segment (step t of unit): one
   // of two chunk-sized regions by the parity of t (every chunk has the same length there).
   std::byte* partial(std::size_t unit) const {
     const std::size_t chunkBytes = geometry_.length(0) * elementBytes_;
-    return partials_ + (step(unit) % 2) * chunkBytes + evenPart(geometry_.length(0), segments_, segmentOf(unit)).begin * elementBytes_;
+    return partials_ + (step(unit) % 2) * chunkBytes +
+           evenPart(geometry_.length(0), segments_, segmentOf(unit)).begin * elementBytes_;
   }
   const std::byte* sendSource(std::size_t unit, const ElementRange& range);
   std::byte* reduceTarget(std::size_t unit, const ElementRange& range);
@@ -135,15 +137,24 @@ std::size_t phaseUnits(CollectiveKind kind, CollectiveKind phase, int size, std:
 
 RingPipeline::RingPipeline(MPI_Comm comm, int rank, int size, const Call& call, const RingConfig& config,
                            std::size_t earlyBytes, ScratchBuffer& scratch, ScratchBuffer* partials)
-    : rank_(rank), size_(size), left_(wrap(rank - 1, size)), right_(wrap(rank + 1, size)),
-      send_(static_cast<const std::byte*>(call.send)), recv_(static_cast<std::byte*>(call.recv)), type_(call.type),
-      op_(call.op), elementBytes_(call.elementBytes()),
+    : rank_(rank),
+      size_(size),
+      left_(wrap(rank - 1, size)),
+      right_(wrap(rank + 1, size)),
+      send_(static_cast<const std::byte*>(call.send)),
+      recv_(static_cast<std::byte*>(call.recv)),
+      type_(call.type),
+      op_(call.op),
+      elementBytes_(call.elementBytes()),
       geometry_(std::max(call.sendCount(size), call.recvCount(size)), size, elementBytes_, config.segmentBytes),
-      ownShift_(call.kind == CollectiveKind::kAllreduce ? 1 : 0), segments_(geometry_.segmentsPerChunk()),
+      ownShift_(call.kind == CollectiveKind::kAllreduce ? 1 : 0),
+      segments_(geometry_.segmentsPerChunk()),
       depth_(static_cast<std::size_t>(config.depth)),
       reduceScatterUnits_(phaseUnits(call.kind, CollectiveKind::kReduceScatter, size, segments_)),
       totalUnits_(reduceScatterUnits_ + phaseUnits(call.kind, CollectiveKind::kAllgather, size, segments_)),
-      slotBytes_(config.segmentBytes), earlyBytes_(std::max(earlyBytes, config.segmentBytes)), scratch_(scratch),
+      slotBytes_(config.segmentBytes),
+      earlyBytes_(std::max(earlyBytes, config.segmentBytes)),
+      scratch_(scratch),
       requests_(comm, 2 * depth_) {
   scratch_.reserve(depth_ * slotBytes_ + (earlyBytes_ > slotBytes_ ? earlyBytes_ : 0));
   if (onlyReduceScatter() && size_ > 2) {
@@ -198,7 +209,8 @@ bool RingPipeline::advance() {
 
 int RingPipeline::sendChunk(std::size_t unit) const {
   const int t = static_cast<int>(step(unit)), own = rank_ + ownShift_;
-  return inReduceScatter(unit) ? wrap(own - t - 1, size_) : wrap(own - (t - static_cast<int>(reduceScatterUnits_ / segments_)), size_);
+  return inReduceScatter(unit) ? wrap(own - t - 1, size_)
+                               : wrap(own - (t - static_cast<int>(reduceScatterUnits_ / segments_)), size_);
 }
 
 int RingPipeline::recvChunk(std::size_t unit) const { return wrap(sendChunk(unit) - 1, size_); }
@@ -220,7 +232,8 @@ const std::byte* RingPipeline::sendSource(std::size_t unit, const ElementRange& 
 // there) and for the last step of the reduce-scatter alone (the own block), else a partial sum.
 std::byte* RingPipeline::reduceTarget(std::size_t unit, const ElementRange& range) {
   if (!onlyReduceScatter()) return recv_ + range.begin * elementBytes_;
-  if (step(unit) + 2 == static_cast<std::size_t>(size_)) return recv_ + (range.begin - geometry_.begin(rank_)) * elementBytes_;
+  if (step(unit) + 2 == static_cast<std::size_t>(size_))
+    return recv_ + (range.begin - geometry_.begin(rank_)) * elementBytes_;
   return partial(unit);
 }
 
@@ -306,10 +319,11 @@ RingInProgress::RingInProgress(AlgorithmContext& context, const Call& call) : co
     return;  // kAvg over one rank divides by 1
   }
   const std::size_t wholeCount = std::max(call.sendCount(context.size), call.recvCount(context.size));
-  ring_ = std::make_unique<RingPipeline>(
-      context.comm, context.rank, context.size, call,
-      ringConfigFor(context.ring, context.wholeChunksBetweenTwoNodes, context.size, wholeCount, call.elementBytes()),
-      earlyReceiveBytes(context.ring, context.wholeChunksBetweenTwoNodes), context.ringScratch, context.ringPartials);
+  ring_ = std::make_unique<RingPipeline>(context.comm, context.rank, context.size, call,
+                                         ringConfigFor(context.ring, context.wholeChunksBetweenTwoNodes, context.size,
+                                                       wholeCount, call.elementBytes()),
+                                         earlyReceiveBytes(context.ring, context.wholeChunksBetweenTwoNodes),
+                                         context.ringScratch, context.ringPartials);
   RingPipeline& ring = *ring_;
   if (context.check.wantsRound()) {
     // The fingerprints and the ring's first segment travel together, so the check costs no extra

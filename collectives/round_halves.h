@@ -82,9 +82,8 @@ template <typename In> void scatterRound(AlgorithmContext& context, const ChunkL
 // Reduce-scatter round, second part: out[own chunk] = in[own chunk] op every peer's copy (peers in
 // rank order), divided by the ranks for kAvg, run by run of out's storage. `out` may be `in`: each
 // run is read before it is written. Refuses payloads of another size (a peer in another call).
-template <typename In, typename Out>
-void reduceOwnChunk(const AlgorithmContext& context, const ChunkLayout& chunks, DataType type, ReduceOp op,
-                    const In& in, const Out& out) {
+template <typename In, typename Out> void reduceOwnChunk(const AlgorithmContext& context, const ChunkLayout& chunks,
+                                                         DataType type, ReduceOp op, const In& in, const Out& out) {
   const RoundTransport& round = context.rounds;
   const std::size_t elementBytes = dataTypeSize(type), chunkBegin = chunks.begin(context.rank);
   round.requirePayloadBytes([&](int r) { return (chunks.count() - chunks.length(r)) * elementBytes; });
@@ -105,9 +104,9 @@ void reduceOwnChunk(const AlgorithmContext& context, const ChunkLayout& chunks, 
 // All-gather round: publishes `own`'s chunk of this rank, then copies every peer's chunk into `out`
 // (this rank's chunk of `out` is the caller's: `own` may be it). `checkFirst`: this round is the
 // call's first, so the check runs before any peer's data is read.
-template <typename Own, typename Out>
-void gatherRound(AlgorithmContext& context, const ChunkLayout& chunks, std::size_t elementBytes, const Own& own,
-                 const Out& out, bool checkFirst) {
+template <typename Own, typename Out> void gatherRound(AlgorithmContext& context, const ChunkLayout& chunks,
+                                                       std::size_t elementBytes, const Own& own, const Out& out,
+                                                       bool checkFirst) {
   RoundTransport& round = context.rounds;
   auto [pieces, pieceCount] = piecesOf(own, chunks.begin(context.rank), chunks.length(context.rank), 0, 0);
   round.begin(context.header, pieces, pieceCount);

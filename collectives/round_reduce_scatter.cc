@@ -19,14 +19,17 @@ void roundReduceScatter(AlgorithmContext& context, const Call& call) {
   const std::size_t es = call.elementBytes(), count = call.count;
   RoundTransport& round = context.rounds;
   // A round carries n-1 slices of `piece` elements per rank (every block's slice but the own).
-  const std::size_t piece =
-      n > 1 ? std::max<std::size_t>(1, round.maxPayloadBytes() / (static_cast<std::size_t>(n - 1) * es)) : count;
+  const std::size_t piece = n > 1 ? std::max<std::size_t>(1, round.maxPayloadBytes() /
+                                                                 (static_cast<std::size_t>(n - 1) * es))
+                                  : count;
   std::vector<PayloadPiece> slices(static_cast<std::size_t>(std::max(n - 1, 1)));
   std::size_t begin = 0;
   do {  // one round at least: the first carries the fingerprints, for count 0 too
     const std::size_t length = std::min(piece, count - begin);
     for (int b = 0, k = 0; b < n; ++b)
-      if (b != me) slices[static_cast<std::size_t>(k++)] = {at(call.send, static_cast<std::size_t>(b) * count + begin, es), length * es};
+      if (b != me)
+        slices[static_cast<std::size_t>(k++)] = {at(call.send, static_cast<std::size_t>(b) * count + begin, es),
+                                                 length * es};
     round.begin(context.header, slices.data(), static_cast<std::size_t>(n - 1));
     round.complete(context.deadline);
     if (begin == 0) firstRoundDone(context);

@@ -26,7 +26,11 @@ void copyPieces(std::byte* to, const PayloadPiece* pieces, std::size_t count, bo
 }  // namespace
 
 RoundTransport::RoundTransport(MPI_Comm comm, int rank, int size, const RoundCapacity& capacity)
-    : comm_(comm), rank_(rank), size_(size), maxPayloadBytes_(0), slotBytes_(0),
+    : comm_(comm),
+      rank_(rank),
+      size_(size),
+      maxPayloadBytes_(0),
+      slotBytes_(0),
       payloadBytes_(static_cast<std::size_t>(size), 0) {
   // Shared memory with the capacity asked for, or, where /dev/shm cannot hold that, half of it, a
   // quarter, ... down to kSmallestSharedPayloadBytes (the largest the segment's creator could reserve).

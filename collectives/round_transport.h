@@ -57,7 +57,8 @@ class RoundTransport {
     begin(mine, &piece, 1);
     complete(deadline);
   }
-  template <std::size_t N> void run(const CallHeader& mine, const std::array<PayloadPiece, N>& pieces, Deadline& deadline) {
+  template <std::size_t N>
+  void run(const CallHeader& mine, const std::array<PayloadPiece, N>& pieces, Deadline& deadline) {
     begin(mine, pieces.data(), N);
     complete(deadline);
   }
@@ -160,7 +161,7 @@ class RoundTransport {
   // Shared rounds: whether payloads go to the slot with cache-bypassing stores (streaming_copy.h).
   SharedCopyPolicy copyPolicy_{SharedCopyPolicy::modeFromEnvironment()};
   bool roundStreamed_ = false;
-  std::uint64_t sharedRound_ = 0;        // the round this rank last published
+  std::uint64_t sharedRound_ = 0;  // the round this rank last published
 };
 
 }  // namespace ringsync::detail

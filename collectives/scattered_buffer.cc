@@ -23,8 +23,8 @@ std::size_t ScatteredBuffer::spanHolding(std::size_t index) const {
   return after == starts_.begin() ? 0 : static_cast<std::size_t>(after - starts_.begin()) - 1;
 }
 
-const std::vector<PayloadPiece>& ScatteredBuffer::pieces(std::size_t begin1, std::size_t length1,
-                                                         std::size_t begin2, std::size_t length2) const {
+const std::vector<PayloadPiece>& ScatteredBuffer::pieces(std::size_t begin1, std::size_t length1, std::size_t begin2,
+                                                         std::size_t length2) const {
   pieces_.clear();
   auto add = [this](std::byte* data, std::size_t, std::size_t length) {
     pieces_.push_back({data, length * elementBytes_});

@@ -25,7 +25,10 @@ class ScratchBuffer {
 
   // Forget the memory without freeing it: an aborted communicator may still have receives that
   // MPI could complete into it later.
-  void abandon() { data_ = nullptr; size_ = 0; }
+  void abandon() {
+    data_ = nullptr;
+    size_ = 0;
+  }
 
  private:
   std::byte* data_ = nullptr;

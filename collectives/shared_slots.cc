@@ -133,11 +133,12 @@ std::byte* createSegment(const std::vector<std::size_t>& totals, int ranks, char
                    "process");
     return base;
   }
-  const std::string why = error == ENOSPC ? "not enough for " + who + " (at least " + mebibytes(totals.back()) + ")"
-                                          : "cannot create a segment there for " + who + " (" +
-                                                std::strerror(error) + ")";
-  noteShortage(space.text + ": " + why + "; its rounds go through MPI point-to-point (README: /dev/shm); said once per "
-                                    "process");
+  const std::string why = error == ENOSPC
+                              ? "not enough for " + who + " (at least " + mebibytes(totals.back()) + ")"
+                              : "cannot create a segment there for " + who + " (" + std::strerror(error) + ")";
+  noteShortage(space.text + ": " + why +
+               "; its rounds go through MPI point-to-point (README: /dev/shm); said once per "
+               "process");
   name[0] = '\0';
   return nullptr;
 }
@@ -158,8 +159,8 @@ bool nodeOversubscribed(MPI_Comm comm, int ranks) {
   if (sched_getaffinity(0, sizeof mine, &mine) != 0) return false;
   std::vector<unsigned char> bits(sizeof mine);
   std::memcpy(bits.data(), &mine, sizeof mine);
-  RINGSYNC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, bits.data(), static_cast<int>(bits.size()), MPI_UNSIGNED_CHAR,
-                                   MPI_BOR, comm));
+  RINGSYNC_CHECK_MPI(
+      MPI_Allreduce(MPI_IN_PLACE, bits.data(), static_cast<int>(bits.size()), MPI_UNSIGNED_CHAR, MPI_BOR, comm));
   cpu_set_t all;
   std::memcpy(&all, bits.data(), sizeof all);
   return ranks > CPU_COUNT(&all);

@@ -13,8 +13,8 @@ namespace ringsync::detail {
 
 class CudaStagingMemory final : public StagingMemory {
  public:
-  CudaStagingMemory() = default;   // makes no CUDA call until first used
-  ~CudaStagingMemory() override;   // waits for a pending upload before the pinned memory goes
+  CudaStagingMemory() = default;  // makes no CUDA call until first used
+  ~CudaStagingMemory() override;  // waits for a pending upload before the pinned memory goes
 
   void* hostBuffer(std::size_t bytes) override;
   void download(void* host, const void* device, std::size_t bytes, CUstream_st* stream) override;

@@ -61,7 +61,11 @@ bool handlingStdException() {
 class SummaryMessages::Sends {
  public:
   Sends(MPI_Comm comm, int partner, const std::byte* staged, const std::byte* payload, std::size_t messageBytes)
-      : requests_(comm, kWindow), partner_(partner), staged_(staged), payload_(payload), bytes_(messageBytes),
+      : requests_(comm, kWindow),
+        partner_(partner),
+        staged_(staged),
+        payload_(payload),
+        bytes_(messageBytes),
         parts_(messageBytes == 0 ? 0 : partsOf(messageBytes)) {}
 
   // Completes what has completed, in order, and posts what the window allows.
@@ -201,7 +205,8 @@ void SummaryMessages::receiveRest(int partner, const Incoming& in, std::size_t f
                        std::to_string(firstBytes) + " bytes for the same call, expected " +
                        std::to_string(partBytes(messageBytes, 0)));
   PartSink* sink = in.sink;
-  if (sink != nullptr && firstBytes > kPrefix) sink->landed(0, firstBytes - kPrefix, buffers_.incoming.data() + kPrefix);
+  if (sink != nullptr && firstBytes > kPrefix)
+    sink->landed(0, firstBytes - kPrefix, buffers_.incoming.data() + kPrefix);
   const std::size_t parts = partsOf(messageBytes);
   if (parts == 1) return;
   std::byte* payload = in.payload != nullptr ? in.payload : buffers_.incoming.data() + kPrefix;

@@ -65,9 +65,9 @@ class SummaryMessages {
     std::size_t bytes = 0;
   };
   struct Incoming {
-    std::size_t bytes = 0;             // the payload expected from a partner in this call
-    std::byte* payload = nullptr;      // where parts after the first go; null: DoublingBuffers::incoming
-    PartSink* sink = nullptr;          // told of every part of this call's message as it lands (null: nobody)
+    std::size_t bytes = 0;         // the payload expected from a partner in this call
+    std::byte* payload = nullptr;  // where parts after the first go; null: DoublingBuffers::incoming
+    PartSink* sink = nullptr;      // told of every part of this call's message as it lands (null: nobody)
     // What the partner's summary does to this member's: merged (the usual), taken in its place (the
     // whole group's, for a folded member's last message), or left (after the check, where merging
     // the same ranks again would count them twice).

@@ -25,8 +25,12 @@ std::string joinPeers(const std::vector<int>& peers) {
 
 Deadline::Deadline(const CallHeader& call, double timeoutSeconds, double stallWarnSeconds, WarnFn warn,
                    const IdleWaitPolicy& wait)
-    : call_(call), start_(std::chrono::steady_clock::now()), timeoutSeconds_(timeoutSeconds),
-      stallWarnSeconds_(stallWarnSeconds), warn_(std::move(warn)), wait_(wait) {}
+    : call_(call),
+      start_(std::chrono::steady_clock::now()),
+      timeoutSeconds_(timeoutSeconds),
+      stallWarnSeconds_(stallWarnSeconds),
+      warn_(std::move(warn)),
+      wait_(wait) {}
 
 bool Deadline::thresholdReached() const {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -39,7 +43,8 @@ void Deadline::checkClock(const std::vector<int>& peers) {
   std::vector<int> named;
   for (int peer : peers)
     named.push_back(peer >= 0 && static_cast<std::size_t>(peer) < peerNames_->size()
-                        ? (*peerNames_)[static_cast<std::size_t>(peer)] : peer);
+                        ? (*peerNames_)[static_cast<std::size_t>(peer)]
+                        : peer);
   checkClockFor("rank(s) " + joinPeers(named));
 }
 
@@ -48,18 +53,18 @@ void Deadline::checkClockFor(const std::string& waitingFor) {
   if (!warned_ && stallWarnSeconds_ > 0 && elapsed >= stallWarnSeconds_) {
     warned_ = true;
     if (warn_)
-      warn_(describeCall(call_) + " has been waiting " + std::to_string(static_cast<int>(elapsed)) +
-            " s for " + waitingFor);
+      warn_(describeCall(call_) + " has been waiting " + std::to_string(static_cast<int>(elapsed)) + " s for " +
+            waitingFor);
   }
   if (timeoutSeconds_ > 0 && elapsed >= timeoutSeconds_) {
-    throw TimeoutError(describeCall(call_) + " timed out after " + std::to_string(timeoutSeconds_) +
-                       " s waiting for " + waitingFor +
-                       " (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
+    throw TimeoutError(describeCall(call_) + " timed out after " + std::to_string(timeoutSeconds_) + " s waiting for " +
+                       waitingFor + " (RINGSYNC_TIMEOUT_SECONDS); the communicator is now aborted");
   }
 }
 
 RequestGroup::RequestGroup(MPI_Comm comm, std::size_t capacity)
-    : comm_(comm), capacity_(capacity),
+    : comm_(comm),
+      capacity_(capacity),
       heap_(capacity > kInlineSlots ? std::make_unique<Slot[]>(capacity) : nullptr),
       slots_(heap_ ? heap_.get() : inline_.data()) {}
 

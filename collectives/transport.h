@@ -72,7 +72,7 @@ class Deadline {
 
  private:
   static constexpr unsigned kClockEvery = 64;  // read the clock every this many idle rounds
-  bool thresholdReached() const;  // the stall warning (not given yet) or the timeout is due
+  bool thresholdReached() const;               // the stall warning (not given yet) or the timeout is due
   void checkClock(const std::vector<int>& peers);
   void checkClockFor(const std::string& waitingFor);
 

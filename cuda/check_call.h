@@ -4,8 +4,8 @@
 // message. Here, in the lowest layer, so that every layer's checks share it.
 #pragma once
 
-#define RINGSYNC_CHECK_CALL(call, isOk, fail)                                   \
-  do {                                                                          \
-    const auto ringsync_check_rc_ = (call);                                     \
+#define RINGSYNC_CHECK_CALL(call, isOk, fail)                                             \
+  do {                                                                                    \
+    const auto ringsync_check_rc_ = (call);                                               \
     if (!(isOk(ringsync_check_rc_))) fail(#call, __FILE__, __LINE__, ringsync_check_rc_); \
   } while (0)

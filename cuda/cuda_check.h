@@ -19,7 +19,8 @@ inline std::string cudaErrorText(cudaError_t code) {
 
 [[noreturn]] inline void throwCudaError(const char* call, const char* file, int line, cudaError_t code) {
   cudaGetLastError();  // reset the non-sticky error state; sticky errors stay, as they must
-  throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + cudaErrorText(code));
+  throw BackendError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                     cudaErrorText(code));
 }
 
 inline bool cudaSucceeded(cudaError_t code) { return code == cudaSuccess; }

@@ -21,7 +21,9 @@ class DeviceBuffer {
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     if (bytes > 0) RINGSYNC_CHECK_CUDA(cudaMalloc(&data_, bytes));
   }
-  ~DeviceBuffer() { if (data_) cudaFree(data_); }
+  ~DeviceBuffer() {
+    if (data_) cudaFree(data_);
+  }
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
@@ -52,7 +54,9 @@ class PinnedBuffer {
   explicit PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
     if (bytes > 0) RINGSYNC_CHECK_CUDA(cudaMallocHost(&data_, bytes));
   }
-  ~PinnedBuffer() { if (data_) cudaFreeHost(data_); }
+  ~PinnedBuffer() {
+    if (data_) cudaFreeHost(data_);
+  }
   PinnedBuffer(PinnedBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
@@ -78,7 +82,9 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream() { RINGSYNC_CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { if (stream_) cudaStreamDestroy(stream_); }
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
   Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
   Stream& operator=(Stream&& other) noexcept {
     if (this != &other) {
@@ -103,7 +109,9 @@ class Event {
   explicit Event(bool timing = false) {
     RINGSYNC_CHECK_CUDA(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
   }
-  ~Event() { if (event_) cudaEventDestroy(event_); }
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
   Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
   Event& operator=(Event&& other) noexcept {
     if (this != &other) {

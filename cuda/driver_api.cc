@@ -18,7 +18,8 @@ constexpr unsigned int kDriverAbiVersion = 12000;
 template <typename Function> void resolve(const char* symbol, Function*& out) {
   void* address = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  const cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &address, kDriverAbiVersion, cudaEnableDefault, &found);
+  const cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &address, kDriverAbiVersion, cudaEnableDefault,
+                                                          &found);
   if (rc != cudaSuccess || found != cudaDriverEntryPointSuccess || address == nullptr) {
     if (rc != cudaSuccess) cudaGetLastError();  // our query's error only, reported here
     throw BackendError(std::string("the CUDA driver does not provide ") + symbol +

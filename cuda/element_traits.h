@@ -61,10 +61,18 @@ template <typename V> __device__ __forceinline__ V wrappingMul(V a, V b) {
 template <> __device__ __forceinline__ float wrappingMul(float a, float b) { return a * b; }
 template <> __device__ __forceinline__ double wrappingMul(double a, double b) { return a * b; }
 
-struct SumOp { template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return wrappingAdd(a, b); } };
-struct ProdOp { template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return wrappingMul(a, b); } };
-struct MinOp { template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return b < a ? b : a; } };
-struct MaxOp { template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return a < b ? b : a; } };
+struct SumOp {
+  template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return wrappingAdd(a, b); }
+};
+struct ProdOp {
+  template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return wrappingMul(a, b); }
+};
+struct MinOp {
+  template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return b < a ? b : a; }
+};
+struct MaxOp {
+  template <typename V> __device__ __forceinline__ static V apply(V a, V b) { return a < b ? b : a; }
+};
 
 // One 16-byte vector of storage elements: loads and stores of it compile to 128-bit accesses.
 template <typename S> struct alignas(16) Vec16 {
@@ -87,8 +95,8 @@ struct VectorSplit {
   }
 };
 
-__host__ __device__ inline VectorSplit splitForVectors(std::size_t count, std::size_t elementBytes,
-                                                       std::uintptr_t p0, std::uintptr_t p1, std::uintptr_t p2) {
+__host__ __device__ inline VectorSplit splitForVectors(std::size_t count, std::size_t elementBytes, std::uintptr_t p0,
+                                                       std::uintptr_t p1, std::uintptr_t p2) {
   VectorSplit split;
   split.count = count;
   const std::uintptr_t misalign = p0 % 16;

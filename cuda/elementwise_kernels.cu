@@ -13,8 +13,7 @@ namespace kernels {
 namespace {
 
 // out = f(a, b) over a VectorSplit: whole vectors first (grid-stride), then the scalar edges.
-template <typename S, typename F>
-__global__ void binaryKernel(S* out, const S* a, const S* b, VectorSplit split, F f) {
+template <typename S, typename F> __global__ void binaryKernel(S* out, const S* a, const S* b, VectorSplit split, F f) {
   constexpr std::size_t kLanes = Vec16<S>::kLanes;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -36,8 +35,7 @@ __global__ void binaryKernel(S* out, const S* a, const S* b, VectorSplit split, 
 }
 
 // out = f(in), same structure.
-template <typename S, typename F>
-__global__ void unaryKernel(S* out, const S* in, VectorSplit split, F f) {
+template <typename S, typename F> __global__ void unaryKernel(S* out, const S* in, VectorSplit split, F f) {
   constexpr std::size_t kLanes = Vec16<S>::kLanes;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -83,8 +81,10 @@ void launchReduce(void* out, const void* a, const void* b, std::size_t count, cu
   using S = typename Element<T>::Storage;
   const VectorSplit split = splitForVectors(count, sizeof(S), reinterpret_cast<std::uintptr_t>(out),
                                             reinterpret_cast<std::uintptr_t>(a), reinterpret_cast<std::uintptr_t>(b));
-  binaryKernel<<<gridFor(workItems<S>(split)), kBlockThreads, 0, stream>>>(
-      static_cast<S*>(out), static_cast<const S*>(a), static_cast<const S*>(b), split, ReduceFn<T, Op>{});
+  binaryKernel<<<gridFor(workItems<S>(split)), kBlockThreads, 0, stream>>>(static_cast<S*>(out),
+                                                                           static_cast<const S*>(a),
+                                                                           static_cast<const S*>(b), split,
+                                                                           ReduceFn<T, Op>{});
 }
 
 template <typename T, typename F>

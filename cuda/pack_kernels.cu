@@ -57,12 +57,11 @@ __global__ void packKernel(const PackEntry* chunks, std::size_t chunkCount, S* b
   }
 }
 
-template <typename T> constexpr bool kScalable =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+template <typename T> constexpr bool kScalable = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                                 std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
-template <bool kPack>
-void launchPack(const void* chunks, std::size_t chunkCount, const void* buffer, DataType type, double factor,
-                cudaStream_t stream) {
+template <bool kPack> void launchPack(const void* chunks, std::size_t chunkCount, const void* buffer, DataType type,
+                                      double factor, cudaStream_t stream) {
   const auto* table = static_cast<const PackEntry*>(chunks);
   const unsigned grid = gridFor(chunkCount * kBlockThreads);
   dispatchElement(type, [&](auto tag) {
@@ -72,8 +71,8 @@ void launchPack(const void* chunks, std::size_t chunkCount, const void* buffer, 
     if constexpr (kScalable<T>) {
       if (factor != 1.0) {
         using C = typename Element<T>::Compute;
-        packKernel<S, kPack><<<grid, kBlockThreads, 0, stream>>>(table, chunkCount, slots,
-                                                                  MultiplyFn<T>{static_cast<C>(factor)});
+        packKernel<S, kPack>
+            <<<grid, kBlockThreads, 0, stream>>>(table, chunkCount, slots, MultiplyFn<T>{static_cast<C>(factor)});
         return;
       }
     }
@@ -89,8 +88,8 @@ std::vector<PackEntry> cutIntoChunks(const PackEntry* entries, std::size_t entry
   for (std::size_t e = 0; e < entryCount; ++e) {
     for (std::size_t start = 0; start < entries[e].count; start += chunkElements) {
       const std::size_t count = entries[e].count - start < chunkElements ? entries[e].count - start : chunkElements;
-      chunks.push_back({static_cast<char*>(entries[e].tensor) + start * elementBytes, entries[e].bufferOffset + start,
-                        count});
+      chunks.push_back(
+          {static_cast<char*>(entries[e].tensor) + start * elementBytes, entries[e].bufferOffset + start, count});
     }
   }
   return chunks;
@@ -101,12 +100,14 @@ std::vector<PackEntry> cutIntoChunks(const PackEntry* entries, std::size_t entry
 
 PackPlan::PackPlan(const PackEntry* hostEntries, std::size_t entryCount, DataType type)
     : entryCount_(entryCount), type_(type) {
-  if (!isValid(type)) throw InvalidArgument("PackPlan: type=" + std::to_string(static_cast<int>(type)) + " is not a DataType");
-  if (entryCount > 0 && hostEntries == nullptr) throw InvalidArgument("PackPlan: entries is null with entryCount=" + std::to_string(entryCount));
+  if (!isValid(type))
+    throw InvalidArgument("PackPlan: type=" + std::to_string(static_cast<int>(type)) + " is not a DataType");
+  if (entryCount > 0 && hostEntries == nullptr)
+    throw InvalidArgument("PackPlan: entries is null with entryCount=" + std::to_string(entryCount));
   for (std::size_t e = 0; e < entryCount; ++e) {
     if (hostEntries[e].tensor == nullptr && hostEntries[e].count > 0)
-      throw InvalidArgument("PackPlan: entry " + std::to_string(e) + " has a null tensor with count=" +
-                            std::to_string(hostEntries[e].count));
+      throw InvalidArgument("PackPlan: entry " + std::to_string(e) +
+                            " has a null tensor with count=" + std::to_string(hostEntries[e].count));
     totalCount_ += hostEntries[e].count;
   }
   const std::vector<PackEntry> chunks = kernels::cutIntoChunks(hostEntries, entryCount, dataTypeSize(type));
@@ -118,7 +119,8 @@ PackPlan::PackPlan(const PackEntry* hostEntries, std::size_t entryCount, DataTyp
   if (copied != cudaSuccess) {
     cudaFree(deviceEntries_);
     deviceEntries_ = nullptr;
-    throwCudaError("cudaMemcpy(deviceEntries_, chunks.data(), bytes, cudaMemcpyHostToDevice)", __FILE__, __LINE__, copied);
+    throwCudaError("cudaMemcpy(deviceEntries_, chunks.data(), bytes, cudaMemcpyHostToDevice)", __FILE__, __LINE__,
+                   copied);
   }
 }
 

@@ -19,8 +19,7 @@ constexpr int kDirectMaxRanks = 16;
 // (ranks on several nodes): there the ring overtakes the direct exchange much earlier than through
 // shared memory (selection_constants.h).
 std::size_t directLimit(const SelectionInputs& in) {
-  return in.sharedMemoryRounds ? in.options.smallBytes
-                               : std::min(in.options.smallBytes, kPointToPointSmallBytes);
+  return in.sharedMemoryRounds ? in.options.smallBytes : std::min(in.options.smallBytes, kPointToPointSmallBytes);
 }
 
 // Why the ring and not the hierarchical all-reduce, across nodes (static strings: the reason is
@@ -44,7 +43,8 @@ const char* ringReason(HierarchyBlocker blocker) {
 const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
   switch (blocker) {
     case HierarchyBlocker::kNone: break;
-    case HierarchyBlocker::kOneNode: return "RINGSYNC_ALGO=hierarchical, but all ranks are on one node: automatic choice";
+    case HierarchyBlocker::kOneNode:
+      return "RINGSYNC_ALGO=hierarchical, but all ranks are on one node: automatic choice";
     case HierarchyBlocker::kOneRankPerNode:
       return "RINGSYNC_ALGO=hierarchical, but there is one rank per node: automatic choice";
     case HierarchyBlocker::kUnevenNodes:
@@ -102,16 +102,17 @@ double rabenseifnerUpToBytes(int members) {
   const ButterflyShape b(members);
   if (b.e == 0) return std::numeric_limits<double>::infinity();
   const double n = members;
-  return std::max(0.0, ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 1) * (kLatencyBytes + kSummaryBytes)) /
-                           (1 - 1.0 / b.p + 1 / n));
+  return std::max(0.0,
+                  ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 1) * (kLatencyBytes + kSummaryBytes)) /
+                      (1 - 1.0 / b.p + 1 / n));
 }
 
 // Whether the hierarchical all-reduce's 2(N-1) latencies per piece cost less than the 2S the
 // pre/post step adds: (N - q - 2)·lambda < Q, Q its piece (what a node round holds, <= 2 MiB).
 bool hierarchicalKeepsUp(const SelectionInputs& in, int ranksPerNode) {
   const ButterflyShape b(in.doublingMembers);
-  const double piece = std::min(kHierarchicalPieceBytes, static_cast<double>(in.nodeRoundPayloadBytes) * ranksPerNode /
-                                                             (ranksPerNode - 1));
+  const double piece = std::min(kHierarchicalPieceBytes,
+                                static_cast<double>(in.nodeRoundPayloadBytes) * ranksPerNode / (ranksPerNode - 1));
   return (in.doublingMembers - b.q - 2) * kLatencyBytes < piece;
 }
 
@@ -122,8 +123,9 @@ double halvesUpToBytes(int members) {
   const ButterflyShape b(members);
   if (b.e == 0) return std::numeric_limits<double>::infinity();
   const double n = members;
-  return std::max(0.0, ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 2) * (kLatencyBytes + kSummaryBytes)) /
-                           (1 - 1.0 / b.p + 2 / n));
+  return std::max(0.0,
+                  ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 2) * (kLatencyBytes + kSummaryBytes)) /
+                      (1 - 1.0 / b.p + 2 / n));
 }
 
 Selection chooseAutomatically(const SelectionInputs& in);
@@ -140,9 +142,11 @@ const char* doublingReason(HierarchyBlocker blocker) {
       return "small/mid message across nodes: reduce in the node through shared memory, recursive doubling across "
              "nodes (log2 N latencies, fingerprints on the messages)";
     case HierarchyBlocker::kOneRankPerNode:
-      return "small/mid message across nodes, one rank per node: recursive doubling across all ranks (log2 n latencies)";
+      return "small/mid message across nodes, one rank per node: recursive doubling across all ranks (log2 n "
+             "latencies)";
     case HierarchyBlocker::kUnevenNodes:
-      return "small/mid message across nodes of different sizes: recursive doubling across all ranks (log2 n latencies)";
+      return "small/mid message across nodes of different sizes: recursive doubling across all ranks (log2 n "
+             "latencies)";
     case HierarchyBlocker::kSmallNodeRounds:
       return "small/mid message across nodes (node rounds too small): recursive doubling across all ranks";
     case HierarchyBlocker::kOneNode: break;
@@ -166,10 +170,11 @@ std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::si
                          (ranksPerNode > 1 && !hierarchicalKeepsUp(in, ranksPerNode));
   if (butterfly)
     return Selection{AlgorithmId::kRabenseifnerAllreduce,
-                     forcedHierarchical ? "RINGSYNC_ALGO=hierarchical, but the layout allows none: automatic choice, "
-                                          "Rabenseifner"
-                                        : "mid-sized/large message across many nodes: Rabenseifner (2 log2 N latencies, "
-                                          "the ring's bytes; from S1, below S2)"};
+                     forcedHierarchical
+                         ? "RINGSYNC_ALGO=hierarchical, but the layout allows none: automatic choice, "
+                           "Rabenseifner"
+                         : "mid-sized/large message across many nodes: Rabenseifner (2 log2 N latencies, "
+                           "the ring's bytes; from S1, below S2)"};
   if (in.hierarchy == HierarchyBlocker::kNone)
     return Selection{AlgorithmId::kHierarchicalAllreduce,
                      "large message across many nodes, L ranks per node: reduce-scatter in the node, ring across "
@@ -179,12 +184,14 @@ std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::si
 }
 
 Selection chooseAllreduce(const SelectionInputs& in) {
-  if (in.options.algorithm == Algorithm::kMpi) return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce, polled under the deadline"};
+  if (in.options.algorithm == Algorithm::kMpi)
+    return {AlgorithmId::kMpiAllreduce, "RINGSYNC_ALGO=mpi: MPI_Iallreduce, polled under the deadline"};
   // Any size, any layout; on one node across all ranks (for tests).
   if (in.options.algorithm == Algorithm::kRabenseifner && in.size > 1)
     return {AlgorithmId::kRabenseifnerAllreduce,
-            in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=rabenseifner: split in the node, butterfly across nodes"
-                                                    : "RINGSYNC_ALGO=rabenseifner: across all ranks"};
+            in.hierarchy == HierarchyBlocker::kNone
+                ? "RINGSYNC_ALGO=rabenseifner: split in the node, butterfly across nodes"
+                : "RINGSYNC_ALGO=rabenseifner: across all ranks"};
   const Selection automatic = chooseAutomatically(in);
   if (in.options.algorithm != Algorithm::kRecursiveDoubling ||
       automatic.algorithm == AlgorithmId::kRecursiveDoublingAllreduce)
@@ -193,7 +200,8 @@ Selection chooseAllreduce(const SelectionInputs& in) {
     return {AlgorithmId::kRecursiveDoublingAllreduce,
             in.hierarchy == HierarchyBlocker::kNone ? "RINGSYNC_ALGO=recursive_doubling: node round, then across nodes"
                                                     : "RINGSYNC_ALGO=recursive_doubling: across all ranks"};
-  return {automatic.algorithm, "RINGSYNC_ALGO=recursive_doubling, but the message is larger than it takes: automatic choice"};
+  return {automatic.algorithm,
+          "RINGSYNC_ALGO=recursive_doubling, but the message is larger than it takes: automatic choice"};
 }
 
 Selection chooseAutomatically(const SelectionInputs& in) {
@@ -205,8 +213,9 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   switch (in.options.algorithm) {
     case Algorithm::kRing: return {AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=ring"};
     case Algorithm::kDirect:
-      return directFits ? Selection{AlgorithmId::kDirectAllreduce, "RINGSYNC_ALGO=direct"}
-                        : Selection{AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=direct, but the message exceeds a round"};
+      return directFits
+                 ? Selection{AlgorithmId::kDirectAllreduce, "RINGSYNC_ALGO=direct"}
+                 : Selection{AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=direct, but the message exceeds a round"};
     case Algorithm::kSplit:
       return splitFits ? Selection{AlgorithmId::kSplitAllreduce, "RINGSYNC_ALGO=split"}
                        : Selection{AlgorithmId::kRingAllreduce,
@@ -214,7 +223,7 @@ Selection chooseAutomatically(const SelectionInputs& in) {
     case Algorithm::kHierarchical:
       if (in.hierarchy == HierarchyBlocker::kNone)
         return {AlgorithmId::kHierarchicalAllreduce, "RINGSYNC_ALGO=hierarchical"};
-      break;  // the automatic choice below, with the reason why not
+      break;                             // the automatic choice below, with the reason why not
     case Algorithm::kRecursiveDoubling:  // chooseAllreduce decides, after this
     case Algorithm::kMpi:                // chosen before this, for all-reduces only
     case Algorithm::kRabenseifner:       // likewise (one rank: the automatic choice)
@@ -227,22 +236,24 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   // per rank and the hierarchical ring a fingerprint round and 2(N-1) steps (selection_constants.h:
   // kAcrossNodesDoublingBytes says where it stops winning, and where that was measured: 512 KiB
   // between 2 nodes, 64 KiB among more, kAcrossManyNodesDoublingBytes; 160 KiB between two
-  // single-rank nodes, against the flat ring, kAcrossTwoRanksDoublingBytes). Against the direct exchange it replaces here (measured in the same way, 2 hosts x
-  // 2 ranks at 2 Gbit/s, "-b 8 -e 64K -f 8 -n 50 -w 5", RINGSYNC_ALGO=direct against auto): 1.2-2.4x
-  // faster at 8 B-32 KiB; 2 hosts x 1 rank the same within noise (one message each way either way).
+  // single-rank nodes, against the flat ring, kAcrossTwoRanksDoublingBytes). Against the direct exchange it replaces
+  // here (measured in the same way, 2 hosts x 2 ranks at 2 Gbit/s, "-b 8 -e 64K -f 8 -n 50 -w 5", RINGSYNC_ALGO=direct
+  // against auto): 1.2-2.4x faster at 8 B-32 KiB; 2 hosts x 1 rank the same within noise (one message each way either
+  // way).
   const bool acrossNodes = in.hierarchy != HierarchyBlocker::kOneNode;
-  const std::size_t doublingLimit = in.doublingMembers > 2                ? kAcrossManyNodesDoublingBytes
+  const std::size_t doublingLimit = in.doublingMembers > 2                    ? kAcrossManyNodesDoublingBytes
                                     : in.hierarchy == HierarchyBlocker::kNone ? kAcrossNodesDoublingBytes
                                                                               : kAcrossTwoRanksDoublingBytes;
   if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool directWanted = directFits && bytes <= directLimit(in);
   if (directWanted && (bytes <= kSplitFromBytes || !splitFits))
-    return {AlgorithmId::kDirectAllreduce,
-            forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy) : "small message: one round (latency 1 alpha)"};
+    return {AlgorithmId::kDirectAllreduce, forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
+                                                              : "small message: one round (latency 1 alpha)"};
   if (splitFits && bytes > kSplitFromBytes)
-    return {AlgorithmId::kSplitAllreduce, forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
-                                                              : "mid-sized message on one node: two shared-memory rounds"};
+    return {AlgorithmId::kSplitAllreduce, forcedHierarchical
+                                              ? forcedHierarchicalFallback(in.hierarchy)
+                                              : "mid-sized message on one node: two shared-memory rounds"};
   // Across nodes above the direct limit: reduce inside the nodes through shared memory, so that
   // only 1/L of the message per rank crosses the network.
   if (in.hierarchy == HierarchyBlocker::kNone)
@@ -283,13 +294,14 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   const bool reduceScatter = in.kind == CollectiveKind::kReduceScatter;
   const AlgorithmId round = reduceScatter ? AlgorithmId::kDirectReduceScatter : AlgorithmId::kDirectAllgather;
   const AlgorithmId ring = reduceScatter ? AlgorithmId::kRingReduceScatter : AlgorithmId::kRingAllgather;
-  const AlgorithmId hierarchical =
-      reduceScatter ? AlgorithmId::kHierarchicalReduceScatter : AlgorithmId::kHierarchicalAllgather;
-  const AlgorithmId butterfly =
-      reduceScatter ? AlgorithmId::kRecursiveHalvingReduceScatter : AlgorithmId::kRecursiveDoublingAllgather;
+  const AlgorithmId hierarchical = reduceScatter ? AlgorithmId::kHierarchicalReduceScatter
+                                                 : AlgorithmId::kHierarchicalAllgather;
+  const AlgorithmId butterfly = reduceScatter ? AlgorithmId::kRecursiveHalvingReduceScatter
+                                              : AlgorithmId::kRecursiveDoublingAllgather;
   const bool hierarchyBuilt = in.hierarchy == HierarchyBlocker::kNone;
   const std::size_t blockBytes = in.count * in.elementBytes;
-  const std::size_t roundBytes = reduceScatter ? blockBytes * static_cast<std::size_t>(std::max(in.size - 1, 0)) : blockBytes;
+  const std::size_t roundBytes = reduceScatter ? blockBytes * static_cast<std::size_t>(std::max(in.size - 1, 0))
+                                               : blockBytes;
   const bool roundFits = roundBytes <= in.roundPayloadBytes;
   switch (in.options.algorithm) {
     case Algorithm::kRing: return {ring, "RINGSYNC_ALGO=ring"};
@@ -297,7 +309,7 @@ Selection chooseBlockwise(const SelectionInputs& in) {
       return {round, roundFits ? "RINGSYNC_ALGO=direct" : "RINGSYNC_ALGO=direct: the blocks in slices, one round each"};
     case Algorithm::kHierarchical:
       if (hierarchyBuilt) return {hierarchical, "RINGSYNC_ALGO=hierarchical"};
-      break;  // the automatic choice
+      break;                        // the automatic choice
     case Algorithm::kRabenseifner:  // its halves, on any layout
       if (in.size > 1) return {butterfly, "RINGSYNC_ALGO=rabenseifner: its half, across all ranks"};
       break;
@@ -306,7 +318,8 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
     case Algorithm::kAuto: break;
   }
-  if (roundFits && in.sharedMemoryRounds) return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
+  if (roundFits && in.sharedMemoryRounds)
+    return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
   // Across nodes of L >= 2 ranks, small arrays: latency decides, and recursive doubling over the
   // whole array (one node round, then log2 N exchanges) beats the round, which sends every block
   // to every peer across the nodes (kWholeAllreduceUpToBytes). With one rank per node the round

@@ -18,10 +18,10 @@ namespace ringsync::detail {
 
 struct SelectionInputs {
   CollectiveKind kind;
-  std::size_t count;         // elements, as the call counts them (a block for reduce-scatter and all-gather)
+  std::size_t count;  // elements, as the call counts them (a block for reduce-scatter and all-gather)
   std::size_t elementBytes;
-  int size;                  // ranks
-  bool sharedMemoryRounds;   // every rank on this node: rounds go through shared memory
+  int size;                       // ranks
+  bool sharedMemoryRounds;        // every rank on this node: rounds go through shared memory
   std::size_t roundPayloadBytes;  // the most a round may carry per rank (RoundTransport::maxPayloadBytes)
   const Options& options;
   // Whether the node layout allows the hierarchical all-reduce, and if not why (decided once, at

@@ -29,8 +29,8 @@ void checkOp(const char* call, ReduceOp op) {
 // No 64-bit system maps more user address space than 2^57 bytes (x86-64 with 5-level paging has
 // 2^56, AArch64 at most 2^52), so a larger buffer cannot exist: such a count is a bug upstream
 // (an unsigned underflow, a garbage size), caught here before anything is read or written.
-constexpr std::uintmax_t kMaxBufferBytes =
-    std::min<std::uintmax_t>(std::uintmax_t{1} << 57, static_cast<std::uintmax_t>(PTRDIFF_MAX));
+constexpr std::uintmax_t kMaxBufferBytes = std::min<std::uintmax_t>(std::uintmax_t{1} << 57,
+                                                                    static_cast<std::uintmax_t>(PTRDIFF_MAX));
 
 void checkCount(const char* call, std::size_t count, DataType type) {
   const std::size_t limit = static_cast<std::size_t>(kMaxBufferBytes) / dataTypeSize(type);
@@ -78,9 +78,10 @@ void checkBlockOverlap(const char* call, const char* innerName, const void* inne
   const auto o = reinterpret_cast<std::uintptr_t>(outer);
   const std::size_t outerBytes = blockBytes * static_cast<std::size_t>(size);
   if (i < o + outerBytes && o < i + blockBytes)
-    reject(call, std::string(innerName) + "=" + pointerText(inner) + " overlaps " + outerName + "=" + pointerText(outer) +
-                     " without being this rank's block of it (in place needs " + innerName + " == " + outerName +
-                     " + rank * count elements, " + pointerText(ownBlock) + " on rank " + std::to_string(rank) + ")");
+    reject(call, std::string(innerName) + "=" + pointerText(inner) + " overlaps " + outerName + "=" +
+                     pointerText(outer) + " without being this rank's block of it (in place needs " + innerName +
+                     " == " + outerName + " + rank * count elements, " + pointerText(ownBlock) + " on rank " +
+                     std::to_string(rank) + ")");
 }
 
 }  // namespace

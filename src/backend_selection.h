@@ -15,7 +15,7 @@ enum class Route { kHostRing, kNccl, kStaged };
 const char* routeName(Route route);
 
 struct RouteInputs {
-  const char* call;            // "allreduce", for messages
+  const char* call;  // "allreduce", for messages
   MemoryKind send;
   MemoryKind recv;
   BackendChoice forced;

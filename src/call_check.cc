@@ -79,7 +79,8 @@ void reportSummaryMismatch(const CallSummary& summary) {
   std::string message;
   for (int g = 1; g <= groups; ++g) {
     const CallSummary::Group& group = summary.groups[g % groups];
-    message += (message.empty() ? "" : "; ") + listRanks(ranksIn(group.rankMask)) + " called " + describeCall(group.call);
+    message += (message.empty() ? "" : "; ") + listRanks(ranksIn(group.rankMask)) + " called " +
+               describeCall(group.call);
   }
   if (summary.flags & CallSummary::kMoreCalls) message += "; other ranks made other calls";
   throw MismatchError("ranks disagree about a collective: " + message +
@@ -136,14 +137,18 @@ std::string describeDifference(const char* variable, const std::vector<SettingsR
 void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
   auto number = [](std::uint64_t value) { return std::to_string(value); };
   const std::string differences[] = {
-      describeDifference("RINGSYNC_RING_SEGMENT_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.ringSegmentBytes); }),
+      describeDifference("RINGSYNC_RING_SEGMENT_BYTES", ranks,
+                         [&](const SettingsRecord& s) { return number(s.ringSegmentBytes); }),
       describeDifference("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", ranks,
                          [&](const SettingsRecord& s) { return number(s.ringSegmentBytesAcrossNodes); }),
       describeDifference("RINGSYNC_SMALL_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.smallBytes); }),
       describeDifference("RINGSYNC_ALGO", ranks,
-                         [](const SettingsRecord& s) { return std::string(algorithmName(static_cast<Algorithm>(s.algorithm))); }),
+                         [](const SettingsRecord& s) {
+                           return std::string(algorithmName(static_cast<Algorithm>(s.algorithm)));
+                         }),
       describeDifference("RINGSYNC_CHECK", ranks, [&](const SettingsRecord& s) { return number(s.checkCalls); }),
-      describeDifference("RINGSYNC_CHECK_FINITE", ranks, [&](const SettingsRecord& s) { return number(s.checkFinite); }),
+      describeDifference("RINGSYNC_CHECK_FINITE", ranks,
+                         [&](const SettingsRecord& s) { return number(s.checkFinite); }),
       describeDifference("RINGSYNC_BACKEND", ranks,
                          [](const SettingsRecord& s) {
                            return std::string(backendName(static_cast<BackendChoice>(s.backend)));

@@ -58,7 +58,8 @@ void Communicator::Impl::run(const Call& call) {
 }
 
 void Communicator::Impl::runOnHost(CallHeader header, const Call& call, detail::Deadline& deadline, Route route) {
-  if (options_.checkFinite && call.reduces() && inputNonFinite(call, size_)) header.flags |= detail::kFlagNonFiniteInput;
+  if (options_.checkFinite && call.reduces() && inputNonFinite(call, size_))
+    header.flags |= detail::kFlagNonFiniteInput;
   const detail::Selection selection = select(call);
   detail::AlgorithmContext ctx = context(header, deadline);
   if (call.scattered != nullptr) {
@@ -119,8 +120,8 @@ Route Communicator::Impl::deviceRoute(const CallHeader& header, detail::Deadline
     *agreed = true;
     device_->decideNccl(deadline);
   }
-  detail::RouteInputs in{detail::collectiveName(header.kind), MemoryKind::kDevice, MemoryKind::kDevice,
-                         options_.backend, false, {}};
+  detail::RouteInputs in{
+      detail::collectiveName(header.kind), MemoryKind::kDevice, MemoryKind::kDevice, options_.backend, false, {}};
   in.ncclUsable = device_->ncclUsable(&in.ncclUnusableWhy);
   return detail::chooseRoute(in);
 }

@@ -47,13 +47,12 @@ void CallTracer::start(MPI_Comm comm, int rank, int size, bool allOnOneNode, con
   size_ = size;
   int worldRank = 0;
   RINGSYNC_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &worldRank));
-  const std::int32_t flags =
-      (options.timelinePath.empty() ? 0 : kRecords) | (options.logLevel >= LogLevel::kInfo ? kLogsInfo : 0);
+  const std::int32_t flags = (options.timelinePath.empty() ? 0 : kRecords) |
+                             (options.logLevel >= LogLevel::kInfo ? kLogsInfo : 0);
   const Member mine{flags, worldRank, nextTrack.load()};
   std::vector<Member> members(static_cast<std::size_t>(size), mine);
   if (size > 1)
-    RINGSYNC_CHECK_MPI(
-        MPI_Allgather(&mine, sizeof mine, MPI_BYTE, members.data(), sizeof mine, MPI_BYTE, comm));
+    RINGSYNC_CHECK_MPI(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, members.data(), sizeof mine, MPI_BYTE, comm));
   int anyFlags = 0, track = 0;
   for (const Member& member : members) {
     anyFlags |= member.flags;
@@ -178,12 +177,9 @@ void CallTracer::observe(const RoundTransport& round) noexcept {
 std::string CallTracer::summaryJson() const {
   std::vector<std::int64_t> waitedUs;
   for (const std::int64_t ns : stragglers_.waitedNs()) waitedUs.push_back(ns / 1000);
-  const nlohmann::ordered_json summary = {{"communicator", track_},
-                                  {"world_ranks", worldRanks_},
-                                  {"calls", stragglers_.calls()},
-                                  {"last_to_arrive", stragglers_.lastCount()},
-                                  {"waited_us", waitedUs},
-                                  {"straggler", stragglers_.straggler()}};
+  const nlohmann::ordered_json summary = {{"communicator", track_},       {"world_ranks", worldRanks_},
+                                          {"calls", stragglers_.calls()}, {"last_to_arrive", stragglers_.lastCount()},
+                                          {"waited_us", waitedUs},        {"straggler", stragglers_.straggler()}};
   return summary.dump();
 }
 

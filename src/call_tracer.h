@@ -78,7 +78,7 @@ class CallTracer final : public ArrivalObserver {
   std::vector<std::int64_t> arrivals_;  // this call's, one per rank (reused)
   std::shared_ptr<Timeline> timeline_;  // the process's, while this communicator records
   int track_ = 0;
-  std::vector<int> worldRanks_;  // when any rank records: the world rank of each rank
+  std::vector<int> worldRanks_;               // when any rank records: the world rank of each rank
   std::unique_ptr<DeviceTimer> deviceTimer_;  // created with the first device call recorded
   // The call in progress, when recording: kept here until it ends, then copied into the timeline.
   CallRecord openRecord_;

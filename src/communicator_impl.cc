@@ -20,8 +20,9 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
-    throw BackendError("ringsync::Communicator needs an initialised MPI (call MPI_Init_thread, or create a "
-                       "ringsync::MpiEnvironment first)");
+    throw BackendError(
+        "ringsync::Communicator needs an initialised MPI (call MPI_Init_thread, or create a "
+        "ringsync::MpiEnvironment first)");
   if (parent == MPI_COMM_NULL) throw InvalidArgument("Communicator: comm is MPI_COMM_NULL");
   RINGSYNC_CHECK_MPI(MPI_Comm_dup(parent, &comm_));
   RINGSYNC_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -48,7 +49,8 @@ Communicator::Impl::Impl(MPI_Comm parent, const Options& options)
   ring_ = hierarchyBlocker_ == detail::HierarchyBlocker::kOneNode ? chain_ : acrossNodes;
   wholeChunks_ = size_ == 2 && hierarchyBlocker_ != detail::HierarchyBlocker::kOneNode;
   if (rank_ == 0 && logger_.enabled(LogLevel::kDebug))
-    logger_.log(LogLevel::kDebug, std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
+    logger_.log(LogLevel::kDebug,
+                std::string("hierarchical all-reduce: ") + detail::hierarchyBlockerText(hierarchyBlocker_));
   if (size_ > 1) ringScratch_.reserve(detail::ringScratchBytes(ring_, wholeChunks_));
   rounds_ = std::make_unique<detail::RoundTransport>(comm_, rank_, size_, detail::roundCapacity(size_, options_));
   // A /dev/shm too small for full-sized rounds, said once per process (shared_slots.h).
@@ -172,23 +174,25 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
   const detail::Logger* log = &logger_;
   detail::IdleWaitPolicy wait;
   wait.spinOnly = options_.spinWait;
-  return detail::Deadline(header, options_.timeoutSeconds, options_.stallWarnSeconds,
-                          [log](const std::string& message) { log->warn("stalled: " + message); }, wait);
+  return detail::Deadline(
+      header, options_.timeoutSeconds, options_.stallWarnSeconds,
+      [log](const std::string& message) { log->warn("stalled: " + message); }, wait);
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
   const bool broadcast = header.kind == detail::CollectiveKind::kBroadcast;
-  return {comm_,  rank_,    size_,  *rounds_,         ringScratch_,      broadcast ? chain_ : ring_,
-          header, deadline, check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_,
+  return {comm_,          rank_,         size_,  *rounds_,         ringScratch_,      broadcast ? chain_ : ring_,
+          header,         deadline,      check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_,
           &ringPartials_, &pieceScratch_};
 }
 
 detail::Selection Communicator::Impl::select(const detail::Call& call) const {
   return detail::chooseAlgorithm({call.kind, call.count, call.elementBytes(), size_, rounds_->sharedMemory(),
-                                  rounds_->maxPayloadBytes(),
-                                  options_, hierarchyBlocker_,
+                                  rounds_->maxPayloadBytes(), options_, hierarchyBlocker_,
                                   hierarchy_ ? hierarchy_->nodeRounds->maxPayloadBytes() : std::size_t{0},
-                                  hierarchy_ ? hierarchy_->nodes : localSize_ == size_ ? 0 : size_});
+                                  hierarchy_            ? hierarchy_->nodes
+                                  : localSize_ == size_ ? 0
+                                                        : size_});
 }
 
 void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail::Route route, const char* algorithm,
@@ -199,7 +203,8 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   if (!logger_.enabled(LogLevel::kInfo)) return;
   const Placement placement = lastPlacement();
   std::string line = describeCall(header) + " on " +
-                     (placement.device >= 0 ? "device " + std::to_string(placement.device) : std::string("host buffers")) +
+                     (placement.device >= 0 ? "device " + std::to_string(placement.device)
+                                            : std::string("host buffers")) +
                      ": backend " + placement.backend + ", algorithm " + placement.algorithm;
   std::string why;
   if (route == detail::Route::kStaged && !device_->ncclUsable(&why))

@@ -128,9 +128,9 @@ class Communicator::Impl {
   bool wholeChunks_ = false;
   detail::ScratchBuffer ringScratch_;
   detail::DoublingBuffers doublingBuffers_;  // recursive doubling's messages (grown on first use)
-  detail::ScratchBuffer packScratch_;  // a scattered call's packed copy, for algorithms that need one
-  detail::ScratchBuffer ringPartials_;  // the ring reduce-scatter's partial sums (ring_pipeline.cc)
-  detail::ScratchBuffer pieceScratch_;  // the hierarchical reduce-scatter's and all-gather's pieces
+  detail::ScratchBuffer packScratch_;        // a scattered call's packed copy, for algorithms that need one
+  detail::ScratchBuffer ringPartials_;       // the ring reduce-scatter's partial sums (ring_pipeline.cc)
+  detail::ScratchBuffer pieceScratch_;       // the hierarchical reduce-scatter's and all-gather's pieces
   std::unique_ptr<detail::RoundTransport> rounds_;
   // Ranks on several nodes, the same number (>= 2) on each: the node and cross-node communicators
   // of the hierarchical all-reduce; otherwise null and the reason in hierarchyBlocker_.

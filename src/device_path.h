@@ -23,8 +23,8 @@ struct CUstream_st;
 namespace ringsync::detail {
 
 // What the Communicator core needs of the device layer: the GPU of this rank, the NCCL
-// communicator and staging memory (pointers are classified by classifyPointer() below). It holds no control flow of a collective: the core sequences,
-// checks and composes (the staged path is src/staged_path.h, run by the core).
+// communicator and staging memory (pointers are classified by classifyPointer() below). It holds no control flow of a
+// collective: the core sequences, checks and composes (the staged path is src/staged_path.h, run by the core).
 class DevicePath {
  public:
   virtual ~DevicePath() = default;
@@ -67,7 +67,7 @@ struct PointerPlace {
 PointerPlace describePointer(const void* pointer);
 
 struct DevicePathContext {
-  MPI_Comm comm;   // the Communicator's duplicated communicator (for the ncclUniqueId broadcast)
+  MPI_Comm comm;  // the Communicator's duplicated communicator (for the ncclUniqueId broadcast)
   int rank;
   int size;
   int localRank;

@@ -79,7 +79,8 @@ int CudaDevicePath::chooseDevice(std::string* why) const {
   }
   const int wanted = context_.options->cudaDevice;
   if (wanted >= count) {
-    *why = "RINGSYNC_CUDA_DEVICE=" + std::to_string(wanted) + " but only " + std::to_string(count) + " GPU(s) are visible";
+    *why = "RINGSYNC_CUDA_DEVICE=" + std::to_string(wanted) + " but only " + std::to_string(count) +
+           " GPU(s) are visible";
     return -1;
   }
   return wanted >= 0 ? wanted : context_.localRank % count;
@@ -115,8 +116,8 @@ void CudaDevicePath::decideNccl(Deadline& deadline) {
   }
   state_ = nccl_ ? NcclState::kReady : NcclState::kUnusable;
   if (nccl_) {
-    context_.logger->info("device buffers: NCCL communicator of " + std::to_string(context_.size) + " ranks on device " +
-                          std::to_string(inputs.device));
+    context_.logger->info("device buffers: NCCL communicator of " + std::to_string(context_.size) +
+                          " ranks on device " + std::to_string(inputs.device));
   } else {
     context_.logger->info("device buffers: NCCL not usable (" + ncclWhy_ + "); they take the staged path");
   }

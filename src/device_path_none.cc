@@ -21,7 +21,9 @@ class NoDevicePath final : public DevicePath {
   void abort() noexcept override {}
 
  private:
-  [[noreturn]] static void unavailable() { throw BackendError("device buffers need a ringsync built with CUDA and NCCL"); }
+  [[noreturn]] static void unavailable() {
+    throw BackendError("device buffers need a ringsync built with CUDA and NCCL");
+  }
 };
 
 }  // namespace

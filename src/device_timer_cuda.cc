@@ -29,7 +29,7 @@ class CudaDeviceTimer final : public DeviceTimer {
       return id;
     } catch (...) {
       broken_ = pool_.empty();  // no pool: do not retry on every call
-      return -1;  // the timeline loses a device row; the collective itself is unaffected
+      return -1;                // the timeline loses a device row; the collective itself is unaffected
     }
   }
 

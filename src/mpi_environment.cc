@@ -17,8 +17,8 @@ namespace {
 // MPI_Init. Other MPI implementations ignore it.
 void preferYieldingProgress() {
   const char* spin = std::getenv("RINGSYNC_SPIN_WAIT");
-  if (spin && (!std::strcmp(spin, "1") || !std::strcmp(spin, "on") || !std::strcmp(spin, "true") ||
-               !std::strcmp(spin, "yes")))
+  if (spin &&
+      (!std::strcmp(spin, "1") || !std::strcmp(spin, "on") || !std::strcmp(spin, "true") || !std::strcmp(spin, "yes")))
     return;
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
 }

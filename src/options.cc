@@ -26,7 +26,8 @@ std::size_t parseBytes(const char* name, const std::string& text) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long number = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str() || errno != 0 || text[0] == '-') badVariable(name, text, "a byte count such as 262144 or 256K");
+  if (end == text.c_str() || errno != 0 || text[0] == '-')
+    badVariable(name, text, "a byte count such as 262144 or 256K");
   std::string suffix(end);
   std::size_t scale = 1;
   if (suffix == "K" || suffix == "KiB" || suffix == "k") scale = std::size_t{1} << 10;
@@ -57,9 +58,9 @@ bool parseBool(const char* name, const std::string& text) {
   badVariable(name, text, "0 or 1");
 }
 
-template <typename Enum, std::size_t N>
-Enum parseChoice(const char* name, const std::string& text, const Enum (&values)[N], const char* (*nameOf)(Enum),
-                 const char* expected) {
+template <typename Enum, std::size_t N> Enum parseChoice(const char* name, const std::string& text,
+                                                         const Enum (&values)[N], const char* (*nameOf)(Enum),
+                                                         const char* expected) {
   for (Enum value : values)
     if (text == nameOf(value)) return value;
   badVariable(name, text, expected);
@@ -103,7 +104,8 @@ const char* logLevelName(LogLevel level) {
 
 Options Options::fromEnvironment() {
   Options options;
-  if (const char* v = readVariable("RINGSYNC_RING_SEGMENT_BYTES")) options.ringSegmentBytes = parseBytes("RINGSYNC_RING_SEGMENT_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_RING_SEGMENT_BYTES"))
+    options.ringSegmentBytes = parseBytes("RINGSYNC_RING_SEGMENT_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH")) options.ringDepth = parseInt("RINGSYNC_RING_DEPTH", v);
   if (const char* v = readVariable("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES"))
     options.ringSegmentBytesAcrossNodes = parseBytes("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", v);
@@ -111,19 +113,25 @@ Options Options::fromEnvironment() {
     options.ringDepthAcrossNodes = parseInt("RINGSYNC_RING_DEPTH_ACROSS_NODES", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
-    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName, "auto, ring, direct, split, hierarchical, recursive_doubling, rabenseifner or mpi");
+    options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName,
+                                    "auto, ring, direct, split, hierarchical, recursive_doubling, rabenseifner or mpi");
   if (const char* v = readVariable("RINGSYNC_BACKEND"))
     options.backend = parseChoice("RINGSYNC_BACKEND", v, kAllBackends, backendName, "auto, ring, nccl or staged");
-  if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS")) options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);
-  if (const char* v = readVariable("RINGSYNC_STALL_WARN_SECONDS")) options.stallWarnSeconds = parseSeconds("RINGSYNC_STALL_WARN_SECONDS", v);
+  if (const char* v = readVariable("RINGSYNC_TIMEOUT_SECONDS"))
+    options.timeoutSeconds = parseSeconds("RINGSYNC_TIMEOUT_SECONDS", v);
+  if (const char* v = readVariable("RINGSYNC_STALL_WARN_SECONDS"))
+    options.stallWarnSeconds = parseSeconds("RINGSYNC_STALL_WARN_SECONDS", v);
   if (const char* v = readVariable("RINGSYNC_CHECK")) options.checkCalls = parseBool("RINGSYNC_CHECK", v);
-  if (const char* v = readVariable("RINGSYNC_CHECK_FINITE")) options.checkFinite = parseBool("RINGSYNC_CHECK_FINITE", v);
+  if (const char* v = readVariable("RINGSYNC_CHECK_FINITE"))
+    options.checkFinite = parseBool("RINGSYNC_CHECK_FINITE", v);
   if (const char* v = readVariable("RINGSYNC_SPIN_WAIT")) options.spinWait = parseBool("RINGSYNC_SPIN_WAIT", v);
   if (const char* v = readVariable("RINGSYNC_LOG"))
     options.logLevel = parseChoice("RINGSYNC_LOG", v, kAllLogLevels, logLevelName, "error, warn, info or debug");
   if (const char* v = readVariable("RINGSYNC_CUDA_DEVICE")) options.cudaDevice = parseInt("RINGSYNC_CUDA_DEVICE", v);
-  if (const char* v = readVariable("RINGSYNC_BUCKET_BYTES")) options.bucketBytes = parseBytes("RINGSYNC_BUCKET_BYTES", v);
-  if (const char* v = readVariable("RINGSYNC_FIRST_BUCKET_BYTES")) options.firstBucketBytes = parseBytes("RINGSYNC_FIRST_BUCKET_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_BUCKET_BYTES"))
+    options.bucketBytes = parseBytes("RINGSYNC_BUCKET_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_FIRST_BUCKET_BYTES"))
+    options.firstBucketBytes = parseBytes("RINGSYNC_FIRST_BUCKET_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_TIMELINE")) options.timelinePath = v;
   options.validate();
   return options;
@@ -134,7 +142,8 @@ void Options::validate() const {
     throw InvalidArgument(std::string("Options::") + field + " " + why);
   };
   if (ringSegmentBytes < 64 || ringSegmentBytes > (std::size_t{1} << 30))
-    fail("ringSegmentBytes (RINGSYNC_RING_SEGMENT_BYTES)", "must be between 64 and 1 GiB, got " + std::to_string(ringSegmentBytes));
+    fail("ringSegmentBytes (RINGSYNC_RING_SEGMENT_BYTES)",
+         "must be between 64 and 1 GiB, got " + std::to_string(ringSegmentBytes));
   if (ringDepth < 2 || ringDepth > 64)
     fail("ringDepth (RINGSYNC_RING_DEPTH)", "must be between 2 and 64, got " + std::to_string(ringDepth));
   if (ringSegmentBytesAcrossNodes < 64 || ringSegmentBytesAcrossNodes > (std::size_t{1} << 30))
@@ -144,7 +153,8 @@ void Options::validate() const {
     fail("ringDepthAcrossNodes (RINGSYNC_RING_DEPTH_ACROSS_NODES)",
          "must be between 2 and 64, got " + std::to_string(ringDepthAcrossNodes));
   if (smallBytes > detail::kMaxSmallBytes)
-    fail("smallBytes (RINGSYNC_SMALL_BYTES)", "must be at most " + std::to_string(detail::kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
+    fail("smallBytes (RINGSYNC_SMALL_BYTES)",
+         "must be at most " + std::to_string(detail::kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
   if (!(timeoutSeconds >= 0) || !(stallWarnSeconds >= 0))
     fail("timeoutSeconds/stallWarnSeconds", "must be non-negative");
   if (bucketBytes == 0 || firstBucketBytes == 0)
@@ -155,12 +165,11 @@ std::string Options::describe() const {
   std::ostringstream out;
   out << "RINGSYNC_RING_SEGMENT_BYTES=" << ringSegmentBytes << " RINGSYNC_RING_DEPTH=" << ringDepth
       << " RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=" << ringSegmentBytesAcrossNodes
-      << " RINGSYNC_RING_DEPTH_ACROSS_NODES=" << ringDepthAcrossNodes
-      << " RINGSYNC_SMALL_BYTES=" << smallBytes << " RINGSYNC_ALGO=" << algorithmName(algorithm)
-      << " RINGSYNC_BACKEND=" << backendName(backend) << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds
-      << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0)
-      << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0)
-      << " RINGSYNC_LOG=" << logLevelName(logLevel)
+      << " RINGSYNC_RING_DEPTH_ACROSS_NODES=" << ringDepthAcrossNodes << " RINGSYNC_SMALL_BYTES=" << smallBytes
+      << " RINGSYNC_ALGO=" << algorithmName(algorithm) << " RINGSYNC_BACKEND=" << backendName(backend)
+      << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds
+      << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0) << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0)
+      << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0) << " RINGSYNC_LOG=" << logLevelName(logLevel)
       << " RINGSYNC_CUDA_DEVICE=" << cudaDevice << " RINGSYNC_BUCKET_BYTES=" << bucketBytes
       << " RINGSYNC_FIRST_BUCKET_BYTES=" << firstBucketBytes;
   if (!timelinePath.empty()) out << " RINGSYNC_TIMELINE=" << timelinePath;

@@ -11,8 +11,8 @@ PointerPlace placeFromDriver(const void* pointer, bool anyContext, const std::fu
   const std::string name = "pointer " + std::to_string(reinterpret_cast<std::uintptr_t>(pointer));
   const DriverPointerAnswer answer = ask();
   if (!answer.succeeded)
-    throw BackendError("cannot tell whether " + name + " is host or device memory: cuPointerGetAttributes failed: " +
-                       answer.error);
+    throw BackendError("cannot tell whether " + name +
+                       " is host or device memory: cuPointerGetAttributes failed: " + answer.error);
   switch (answer.memoryType) {
     case kDriverMemoryUnknown:
     case kDriverMemoryHost: return {MemoryKind::kHost, -1};

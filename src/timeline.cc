@@ -46,8 +46,12 @@ void Timeline::release() {
 }
 
 Timeline::Timeline(std::string path, int rank, int size)
-    : path_(std::move(path)), rank_(rank), size_(size), calls_(kCallCapacity),
-      arrivals_(kCallCapacity * static_cast<std::size_t>(arrivalRanks())), spans_(kSpanCapacity) {}
+    : path_(std::move(path)),
+      rank_(rank),
+      size_(size),
+      calls_(kCallCapacity),
+      arrivals_(kCallCapacity * static_cast<std::size_t>(arrivalRanks())),
+      spans_(kSpanCapacity) {}
 
 void Timeline::addTrack(int track, std::string label) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -70,7 +74,8 @@ std::vector<std::string> Timeline::summaries() const {
 }
 
 void Timeline::commitCall(const CallRecord& record, const std::int64_t* arrivals) {
-  const std::size_t slot = static_cast<std::size_t>(callsClaimed_.fetch_add(1, std::memory_order_relaxed) % kCallCapacity);
+  const std::size_t slot = static_cast<std::size_t>(callsClaimed_.fetch_add(1, std::memory_order_relaxed) %
+                                                    kCallCapacity);
   calls_[slot] = record;
   const auto ranks = static_cast<std::size_t>(arrivalRanks());
   if (ranks > 0 && record.arrivalCount > 0 && arrivals != nullptr)
@@ -87,7 +92,8 @@ void Timeline::noteCallOnThisThread(const CallRecord& record) {
 void Timeline::instant(SpanKind kind, std::uint64_t index) { endSpan(beginSpan(kind, index)); }
 
 SpanRecord* Timeline::beginSpan(SpanKind kind, std::uint64_t index) {
-  const std::size_t slot = static_cast<std::size_t>(spansClaimed_.fetch_add(1, std::memory_order_relaxed) % kSpanCapacity);
+  const std::size_t slot = static_cast<std::size_t>(spansClaimed_.fetch_add(1, std::memory_order_relaxed) %
+                                                    kSpanCapacity);
   SpanRecord& span = spans_[slot];
   span = SpanRecord{};
   span.kind = kind;

@@ -35,8 +35,8 @@ struct CallRecord {
   std::int32_t dataType = -1;
   std::int32_t op = -1;
   std::int32_t root = -1;
-  std::int32_t track = 0;     // the communicator (its row: the same on every rank of it)
-  std::int32_t lastRank = -1; // the rank that arrived last; -1 when arrivals are unknown
+  std::int32_t track = 0;         // the communicator (its row: the same on every rank of it)
+  std::int32_t lastRank = -1;     // the rank that arrived last; -1 when arrivals are unknown
   std::int32_t arrivalCount = 0;  // arrival times kept (the communicator's ranks, up to arrivalRanks()),
                                   // on the communicator's clock: only their differences are written
   // Device work (NCCL on a stream): DeviceTimer marks around it, resolved to times at the end.
@@ -44,7 +44,7 @@ struct CallRecord {
   std::int64_t deviceEndMark = -1;
   std::int64_t deviceStartNs = 0;
   std::int64_t deviceEndNs = 0;
-  const char* backend = "";   // static strings (routeName, algorithmName)
+  const char* backend = "";  // static strings (routeName, algorithmName)
   const char* algorithm = "";
   bool onDevice = false;
   bool failed = false;

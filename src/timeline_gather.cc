@@ -119,8 +119,7 @@ void keepOwnPart(const Part& mine, const Timeline& timeline, const Logger& logge
   const std::string file = ownFile(timeline);
   if (writeFileAtomically(file, traceFile({mine.events}, {mine.summary}, timeline.size(), 1)))
     logger.warn("timeline: " + why + "; this rank's part is in " + file);
-  else
-    logger.warn("timeline: " + why + ", and this rank's part could not be written to " + file);
+  else logger.warn("timeline: " + why + ", and this rank's part could not be written to " + file);
 }
 
 std::string listRanks(const std::vector<int>& ranks) {
@@ -174,8 +173,8 @@ void mergeAtFinalize() noexcept {
     int worldSize = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
     const Logger logger(s.logLevel, rank);
-    const Clock::time_point until =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s.seconds));
+    const Clock::time_point until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                       std::chrono::duration<double>(s.seconds));
     Part mine;
     if (timeline) mine = {timeline->path(), traceEvents(*timeline, s.shiftNs), traceSummary(*timeline)};
     if (rank == 0) {

@@ -88,14 +88,14 @@ void addSpans(Json& events, const Timeline& timeline, std::int64_t shiftNs) {
         break;
       }
       case SpanKind::kSynchronize:
-        events.push_back(complete("synchronize", pid, kAveragerStepTrack, span->startNs, span->endNs,
-                                  {{"step", span->index}}));
+        events.push_back(
+            complete("synchronize", pid, kAveragerStepTrack, span->startNs, span->endNs, {{"step", span->index}}));
         break;
       case SpanKind::kBucket: {
         const std::int64_t end = span->endNs != 0 ? span->endNs : span->startNs;
         const Json args = {{"bucket", span->index}};
-        events.push_back(complete("bucket " + std::to_string(span->index), pid, kAveragerBucketTrack, span->startNs,
-                                  end, args));
+        events.push_back(
+            complete("bucket " + std::to_string(span->index), pid, kAveragerBucketTrack, span->startNs, end, args));
         if (span->exchangeStartNs == 0) break;  // nothing was sent (an empty bucket)
         events.push_back(complete("pack", pid, kAveragerBucketTrack, span->startNs, span->exchangeStartNs, args));
         events.push_back(

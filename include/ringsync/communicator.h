@@ -91,9 +91,9 @@ class Communicator {
   Communicator duplicate() const;
 
   const Options& options() const;
-  MPI_Comm mpiComm() const;        // the duplicated communicator (do not free it)
-  int mpiThreadLevel() const;      // what MPI_Query_thread reported at construction
-  std::uint64_t callCount() const; // collectives started so far (the next call's number)
+  MPI_Comm mpiComm() const;         // the duplicated communicator (do not free it)
+  int mpiThreadLevel() const;       // what MPI_Query_thread reported at construction
+  std::uint64_t callCount() const;  // collectives started so far (the next call's number)
   bool aborted() const;
   std::string abortReason() const;
   Placement lastPlacement() const;

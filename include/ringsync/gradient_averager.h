@@ -42,8 +42,8 @@
 namespace ringsync {
 
 struct GradientBuffer {
-  void* data = nullptr;      // host or device memory, owned by the caller, alive as long as the averager
-  std::size_t count = 0;     // elements (0 is allowed)
+  void* data = nullptr;   // host or device memory, owned by the caller, alive as long as the averager
+  std::size_t count = 0;  // elements (0 is allowed)
   DataType type = DataType::kFloat32;
 };
 
@@ -61,10 +61,10 @@ struct GradientAveragerOptions {
 };
 
 struct GradientAveragerStats {
-  std::size_t buckets = 0;            // bucket count (fixed at construction)
-  std::size_t steps = 0;              // synchronize() calls so far
-  double lastSynchronizeSeconds = 0;  // time the caller spent blocked in the last synchronize()
-  double totalSynchronizeSeconds = 0; // ... summed over all steps
+  std::size_t buckets = 0;             // bucket count (fixed at construction)
+  std::size_t steps = 0;               // synchronize() calls so far
+  double lastSynchronizeSeconds = 0;   // time the caller spent blocked in the last synchronize()
+  double totalSynchronizeSeconds = 0;  // ... summed over all steps
   // Bytes this rank sends per step by the ring's count (what a bandwidth-optimal algorithm moves;
   // the one the core picks per bucket may move more, e.g. the one-round exchange of a small one):
   // an all-reduce of S bytes 2(N-1)/N * S, a reduce-scatter and an all-gather (N-1)/N * S each
@@ -82,8 +82,8 @@ struct BucketTiming {
   // copy), "packed" (copied into one buffer and back), "fp16" (packed as float16), "device".
   const char* path = "";
   const char* collective = "all-reduce";  // "reduce-scatter" or "all-gather" (ShardedGradientAverager)
-  double queuedSeconds = 0;    // from the bucket being complete (with overlap: its last markReady;
-                               // without: synchronize() starting) to the start of its exchange
+  double queuedSeconds = 0;               // from the bucket being complete (with overlap: its last markReady;
+                                          // without: synchronize() starting) to the start of its exchange
   double packSeconds = 0;
   double exchangeSeconds = 0;  // the all-reduce ("scattered": reading and writing the gradients too)
   double unpackSeconds = 0;

@@ -12,8 +12,17 @@
 namespace ringsync {
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug };
-enum class Algorithm { kAuto, kRing, kDirect, kSplit, kHierarchical, kRecursiveDoubling, kMpi, kRabenseifner };  // host algorithm
-enum class BackendChoice { kAuto, kRing, kNccl, kStaged };    // where a collective runs
+enum class Algorithm {
+  kAuto,
+  kRing,
+  kDirect,
+  kSplit,
+  kHierarchical,
+  kRecursiveDoubling,
+  kMpi,
+  kRabenseifner
+};                                                          // host algorithm
+enum class BackendChoice { kAuto, kRing, kNccl, kStaged };  // where a collective runs
 
 struct Options {
   // RINGSYNC_RING_SEGMENT_BYTES (default 512 KiB; "256K", "1M" accepted) and RINGSYNC_RING_DEPTH
@@ -113,8 +122,9 @@ const char* logLevelName(LogLevel level);
 
 // Every value of each choice, in the order the documentation lists them: what the environment
 // parser and the Python bindings accept, by the names above.
-inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kAuto,  Algorithm::kRing,         Algorithm::kDirect,
-                                               Algorithm::kSplit, Algorithm::kHierarchical, Algorithm::kRecursiveDoubling,
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::kAuto,         Algorithm::kRing,
+                                               Algorithm::kDirect,       Algorithm::kSplit,
+                                               Algorithm::kHierarchical, Algorithm::kRecursiveDoubling,
                                                Algorithm::kRabenseifner, Algorithm::kMpi};
 inline constexpr BackendChoice kAllBackends[] = {BackendChoice::kAuto, BackendChoice::kRing, BackendChoice::kNccl,
                                                  BackendChoice::kStaged};

@@ -89,7 +89,7 @@ class ShardedGradientAverager {
   void averageAll();  // markReady on every gradient not yet marked, then synchronize()
 
   // --- the partition (local queries: no communication).
-  ShardRange shard(std::size_t index) const;             // this rank's elements of tensor `index`
+  ShardRange shard(std::size_t index) const;              // this rank's elements of tensor `index`
   ShardRange shardOf(int rank, std::size_t index) const;  // any rank's
   // The shard of the tensor whose gradient or parameter starts at `data`; InvalidArgument naming
   // the pointer when it is neither (a tensor this averager does not hold).

@@ -105,7 +105,7 @@ class DistributedDataParallel {
   };
   [[nodiscard]] NoSync noSync();
 
-  std::size_t parameterCount() const;      // parameters with requires_grad, in the buckets
+  std::size_t parameterCount() const;  // parameters with requires_grad, in the buckets
   std::size_t bucketCount() const;
   std::vector<std::size_t> bucketSizes() const;  // elements per bucket, in launch order
   GradientAveragerStats stats() const;

@@ -53,8 +53,7 @@ namespace ringsync::torch {
 // Lifetime: the backend, and the communicator it made, must be released (the last reference
 // dropped, or shutdown() called) before MPI is finalised; releasing it lets the queued collectives
 // finish first.
-c10::intrusive_ptr<::c10d::Backend> makeC10dBackend(MPI_Comm comm,
-                                                     const Options& options = Options::fromEnvironment());
+c10::intrusive_ptr<::c10d::Backend> makeC10dBackend(MPI_Comm comm, const Options& options = Options::fromEnvironment());
 
 // A c10d::ProcessGroup whose backend for CPU and CUDA tensors is makeC10dBackend(comm, options),
 // set up as torch's own process group construction does for a registered backend (the default

@@ -13,9 +13,10 @@ enum class DataType { kInt8, kUInt8, kInt32, kUInt32, kInt64, kUInt64, kFloat16,
 // types the quotient is truncated toward zero (C++ integer division, as NCCL does).
 enum class ReduceOp { kSum, kProd, kMin, kMax, kAvg };
 
-inline constexpr DataType kAllDataTypes[] = {
-    DataType::kInt8,    DataType::kUInt8,    DataType::kInt32,   DataType::kUInt32,  DataType::kInt64,
-    DataType::kUInt64,  DataType::kFloat16,  DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+inline constexpr DataType kAllDataTypes[] = {DataType::kInt8,    DataType::kUInt8,    DataType::kInt32,
+                                             DataType::kUInt32,  DataType::kInt64,    DataType::kUInt64,
+                                             DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                             DataType::kFloat64};
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax,
                                              ReduceOp::kAvg};
 

@@ -61,8 +61,7 @@ c10::intrusive_ptr<RingsyncBackend> makeBackend(int rank, int size, py::handle o
   requireMpi();
   requireThreadLevel();
   const Options resolved = optionsFromPython(options);
-  if (!ranks.empty() && !mpiComm.is_none())
-    throw InvalidArgument("ringsync backend: pass mpi_comm or ranks, not both");
+  if (!ranks.empty() && !mpiComm.is_none()) throw InvalidArgument("ringsync backend: pass mpi_comm or ranks, not both");
   const MPI_Comm parent = mpiComm.is_none() ? MPI_COMM_WORLD : MPI_Comm_f2c(mpiComm.cast<MPI_Fint>());
   std::unique_ptr<Communicator> comm;
   c10::intrusive_ptr<RingsyncBackend> backend;

@@ -63,8 +63,8 @@ DataType dataTypeOf(dl::dtype t, const char* call, const char* name) {
     hint = "; for sum/avg reduce a real view instead (x.view(np.float32) or x.view(np.float64))";
   else if ((code == dl::dtype_code::Int || code == dl::dtype_code::UInt) && t.bits == 16)
     hint = "; ringsync has no 16-bit integer type: widen to int32";
-  reject(call, name, "has dtype " + dtypeText(t) + ", which ringsync does not reduce (supported: " +
-                         supportedList() + ")" + hint);
+  reject(call, name,
+         "has dtype " + dtypeText(t) + ", which ringsync does not reduce (supported: " + supportedList() + ")" + hint);
 }
 
 // Elements must form one dense block in C order (dimensions of extent 1 may have any stride).
@@ -86,9 +86,10 @@ void checkContiguous(const nb::ndarray<>& a, const char* call, const char* name)
     shape += separator + std::to_string(a.shape(i));
     strides += separator + std::to_string(a.stride(i));
   }
-  reject(call, name, "is not C-contiguous (shape=(" + shape + "), strides=(" + strides +
-                         ") elements); ringsync reduces one dense block in place: reduce a contiguous copy "
-                         "(np.ascontiguousarray) and copy the result back");
+  reject(call, name,
+         "is not C-contiguous (shape=(" + shape + "), strides=(" + strides +
+             ") elements); ringsync reduces one dense block in place: reduce a contiguous copy "
+             "(np.ascontiguousarray) and copy the result back");
 }
 
 // Why `object` could not be imported as a writable array (only reached on the error path).
@@ -99,11 +100,16 @@ void checkContiguous(const nb::ndarray<>& a, const char* call, const char* name)
     reject(call, name, "is read-only (" + typeName + "); ringsync writes the result into it in place");
   if (nb::hasattr(object, "dtype")) {
     const std::string dtype = text(object.attr("dtype"));
-    reject(call, name, "(" + typeName + ") has dtype " + dtype + ", which ringsync cannot reduce (supported, in "
-                           "native byte order through DLPack or the buffer protocol: " + supportedList() + ")");
+    reject(call, name,
+           "(" + typeName + ") has dtype " + dtype +
+               ", which ringsync cannot reduce (supported, in "
+               "native byte order through DLPack or the buffer protocol: " +
+               supportedList() + ")");
   }
-  reject(call, name, "must be a writable array exporting DLPack or the buffer protocol (numpy, torch, "
-                         "array.array, ...), got " + typeName);
+  reject(call, name,
+         "must be a writable array exporting DLPack or the buffer protocol (numpy, torch, "
+         "array.array, ...), got " +
+             typeName);
 }
 
 // numpy has no bfloat16; ml_dtypes adds one that neither DLPack nor the buffer protocol exports.
@@ -121,12 +127,14 @@ ImportedArray fromNdarray(nb::ndarray<> a, const char* call, const char* name, s
   const int device = a.device_type();
   if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
     if (!RINGSYNC_WITH_CUDA)
-      reject(call, name, "is a CUDA tensor, but this ringsync was built without CUDA "
-                         "(rebuild: RINGSYNC_ENABLE_CUDA=ON pip install ./python_bindings)");
+      reject(call, name,
+             "is a CUDA tensor, but this ringsync was built without CUDA "
+             "(rebuild: RINGSYNC_ENABLE_CUDA=ON pip install ./python_bindings)");
     out.onDevice = true;
   } else if (device != nb::device::cpu::value && device != nb::device::cuda_host::value) {
-    reject(call, name, "lives on DLPack device type " + std::to_string(device) +
-                           "; ringsync takes host arrays and (CUDA builds) CUDA tensors");
+    reject(call, name,
+           "lives on DLPack device type " + std::to_string(device) +
+               "; ringsync takes host arrays and (CUDA builds) CUDA tensors");
   }
   checkContiguous(a, call, name);
   out.count = a.size();
@@ -163,7 +171,8 @@ ImportedArray importArray(nb::handle object, const char* call, const char* name)
 CUstream_st* streamFor(const ImportedArray& array, nb::handle stream, const char* call) {
   if (!array.onDevice) return nullptr;
   if (stream.is_none())
-    throw InvalidArgument(std::string(call) + ": a CUDA tensor needs stream= (an int cudaStream_t, or an "
+    throw InvalidArgument(std::string(call) +
+                          ": a CUDA tensor needs stream= (an int cudaStream_t, or an "
                           "object with .cuda_stream such as torch.cuda.current_stream())");
   nb::object value = nb::hasattr(stream, "cuda_stream") ? stream.attr("cuda_stream") : nb::borrow(stream);
   std::uintptr_t address = 0;

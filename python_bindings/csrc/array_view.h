@@ -21,8 +21,8 @@ namespace nb = nanobind;
 // An imported array. Holding it keeps the exporter's memory alive, also while the GIL is released;
 // destroy it with the GIL held.
 struct ImportedArray {
-  HeldBuffer buffer;   // the buffer-protocol fast path, or
-  nb::ndarray<> array; // DLPack (or nanobind's own buffer-protocol import)
+  HeldBuffer buffer;    // the buffer-protocol fast path, or
+  nb::ndarray<> array;  // DLPack (or nanobind's own buffer-protocol import)
   void* data = nullptr;
   std::size_t count = 0;
   DataType type = DataType::kFloat32;

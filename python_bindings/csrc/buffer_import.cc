@@ -18,12 +18,22 @@ std::optional<DataType> typeOfFormat(const char* format, Py_ssize_t itemsize) {
   if (*format == '@' || *format == '=' || (*format == '<' && littleEndianHost())) ++format;
   if (format[0] == '\0' || format[1] != '\0') return std::nullopt;
   switch (format[0]) {
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
       if (itemsize == 1) return DataType::kInt8;
       if (itemsize == 4) return DataType::kInt32;
       if (itemsize == 8) return DataType::kInt64;
       return std::nullopt;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
       if (itemsize == 1) return DataType::kUInt8;
       if (itemsize == 4) return DataType::kUInt32;
       if (itemsize == 8) return DataType::kUInt64;

@@ -90,9 +90,9 @@ void requireBlocks(PyCommunicator& self, const char* call, const ImportedArray& 
                    const ImportedArray& block, const char* blockName) {
   const std::size_t ranks = static_cast<std::size_t>(self.get().size());
   if (large.type != block.type || large.count != block.count * ranks)
-    throw InvalidArgument(std::string(call) + ": " + largeName + " must hold size * " + blockName + ".size = " +
-                          std::to_string(block.count * ranks) + " " + dataTypeName(block.type) + " elements, has " +
-                          std::to_string(large.count) + " " + dataTypeName(large.type));
+    throw InvalidArgument(std::string(call) + ": " + largeName + " must hold size * " + blockName +
+                          ".size = " + std::to_string(block.count * ranks) + " " + dataTypeName(block.type) +
+                          " elements, has " + std::to_string(large.count) + " " + dataTypeName(large.type));
 }
 
 void reduceScatter(PyCommunicator& self, nb::handle x, nb::handle out, const char* op, nb::handle stream) {
@@ -137,8 +137,10 @@ void registerCommunicator(nb::module_& m) {
            "options: None reads the RINGSYNC_* variables. Initialises MPI if nobody did.")
       .def_prop_ro("rank", [](PyCommunicator& s) { return s.get().rank(); })
       .def_prop_ro("size", [](PyCommunicator& s) { return s.get().size(); })
-      .def_prop_ro("local_rank", [](PyCommunicator& s) { return s.get().localRank(); }, "rank on this node")
-      .def_prop_ro("local_size", [](PyCommunicator& s) { return s.get().localSize(); }, "ranks on this node")
+      .def_prop_ro(
+          "local_rank", [](PyCommunicator& s) { return s.get().localRank(); }, "rank on this node")
+      .def_prop_ro(
+          "local_size", [](PyCommunicator& s) { return s.get().localSize(); }, "ranks on this node")
       .def("allreduce", &allreduce, nb::arg("x").none(), nb::arg("op") = "sum", nb::arg("stream") = nb::none(),
            nb::sig("def allreduce(self, x: object, op: str = 'sum', stream: object | None = None) -> None"),
            "x = op over all ranks of x, in place. x: a writable C-contiguous array (numpy, torch, DLPack, "
@@ -148,7 +150,8 @@ void registerCommunicator(nb::module_& m) {
            "Copy root's x into every rank's x, in place.")
       .def("reduce_scatter", &reduceScatter, nb::arg("x").none(), nb::arg("out").none(), nb::arg("op") = "sum",
            nb::arg("stream") = nb::none(),
-           nb::sig("def reduce_scatter(self, x: object, out: object, op: str = 'sum', stream: object | None = None) -> None"),
+           nb::sig("def reduce_scatter(self, x: object, out: object, op: str = 'sum', stream: object | None = None) -> "
+                   "None"),
            "out = block `rank` of op over all ranks of x (MPI_Reduce_scatter_block): x holds size * out.size "
            "elements (flat, C order). In place when out is this rank's block of x. op as allreduce's; stream: "
            "required for CUDA tensors.")
@@ -167,10 +170,12 @@ void registerCommunicator(nb::module_& m) {
           nb::rv_policy::take_ownership, "A new communicator over the same ranks with its own traffic (collective).")
       .def_prop_ro("options", [](PyCommunicator& s) { return s.get().options(); })
       // State another Python thread's collective may be changing: read under the mutex.
-      .def_prop_ro("aborted", [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.aborted(); }); })
+      .def_prop_ro("aborted",
+                   [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.aborted(); }); })
       .def_prop_ro("abort_reason",
                    [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.abortReason(); }); })
-      .def_prop_ro("call_count", [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.callCount(); }); })
+      .def_prop_ro("call_count",
+                   [](PyCommunicator& s) { return readLocked(s, [](Communicator& c) { return c.callCount(); }); })
       .def_prop_ro("last_placement", &placement, "{'backend', 'algorithm', 'device'} of the last collective")
       .def("__repr__", [](PyCommunicator& s) -> std::string {
         try {

@@ -33,7 +33,11 @@ void setPythonError(const Error& error) {
 void registerErrors(nb::module_& m) {
   gBaseError = newException(m, "Error", "Every failure ringsync reports (ringsync::Error).", PyExc_RuntimeError);
   nb::object invalidBases = nb::make_tuple(nb::handle(gBaseError), nb::handle(PyExc_ValueError));
-  struct Entry { ErrorCode code; const char* doc; PyObject* bases; };
+  struct Entry {
+    ErrorCode code;
+    const char* doc;
+    PyObject* bases;
+  };
   const Entry entries[] = {
       {ErrorCode::kInvalidArgument, "Bad input; nothing was sent and no buffer was touched.", invalidBases.ptr()},
       {ErrorCode::kMismatch, "Ranks disagree about a collective (kind, count, type, op, root, order).", gBaseError},
@@ -41,8 +45,7 @@ void registerErrors(nb::module_& m) {
        gBaseError},
       {ErrorCode::kAborted, "The communicator failed earlier and refuses further calls.", gBaseError},
       {ErrorCode::kNonFinite, "RINGSYNC_CHECK_FINITE found NaN/Inf in some rank's input.", gBaseError},
-      {ErrorCode::kBackend, "An MPI/CUDA/NCCL call failed, or a forced backend cannot serve the buffer.",
-       gBaseError},
+      {ErrorCode::kBackend, "An MPI/CUDA/NCCL call failed, or a forced backend cannot serve the buffer.", gBaseError},
   };
   for (const Entry& e : entries)
     gErrorTypes[static_cast<int>(e.code)] = newException(m, errorCodeName(e.code), e.doc, e.bases);

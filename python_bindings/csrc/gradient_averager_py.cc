@@ -49,8 +49,11 @@ class PyGradientAverager final : public MpiResource {
  public:
   PyGradientAverager(std::unique_ptr<GradientAverager> replicated, std::unique_ptr<ShardedGradientAverager> sharded,
                      HeldArrays gradients, HeldArrays parameters)
-      : replicated_(std::move(replicated)), sharded_(std::move(sharded)), isSharded_(sharded_ != nullptr),
-        gradients_(std::move(gradients)), parameters_(std::move(parameters)) {}
+      : replicated_(std::move(replicated)),
+        sharded_(std::move(sharded)),
+        isSharded_(sharded_ != nullptr),
+        gradients_(std::move(gradients)),
+        parameters_(std::move(parameters)) {}
 
   // Runs body(averager) on the live averager of either kind.
   template <typename Body> decltype(auto) either(Body&& body) {
@@ -122,7 +125,8 @@ void construct(PyGradientAverager* self, PyCommunicator& comm, nb::sequence grad
 
 std::size_t checkedIndex(std::int64_t index, const char* call) {
   if (index < 0)
-    throw InvalidArgument(std::string("GradientAverager.") + call + ": index=" + std::to_string(index) + " is negative");
+    throw InvalidArgument(std::string("GradientAverager.") + call + ": index=" + std::to_string(index) +
+                          " is negative");
   return static_cast<std::size_t>(index);
 }
 
@@ -189,8 +193,9 @@ void registerShardedMethods(nb::class_<PyGradientAverager>& c) {
            "Sharded: (begin, end) of this rank's elements of a tensor (an index, or one of its gradient or "
            "parameter arrays); after synchronize() the gradient holds the average there.")
       .def("shard_of", &shardOf, nb::arg("rank"), nb::arg("index"), "Sharded: (begin, end) of any rank's elements.")
-      .def_prop_ro("shard_elements", [](PyGradientAverager& s) { return s.sharded("shard_elements").shardElements(); },
-                   "Sharded: this rank's elements over all tensors (its share of the update and optimizer state).")
+      .def_prop_ro(
+          "shard_elements", [](PyGradientAverager& s) { return s.sharded("shard_elements").shardElements(); },
+          "Sharded: this rank's elements over all tensors (its share of the update and optimizer state).")
       .def("mark_updated", &markUpdated, nb::arg("index"), nb::arg("stream") = nb::none(),
            nb::sig("def mark_updated(self, index: int, stream: object | None = None) -> None"),
            "Sharded, after synchronize(): parameter `index` is updated on its shard; its bucket's all-gather starts "
@@ -198,11 +203,13 @@ void registerShardedMethods(nb::class_<PyGradientAverager>& c) {
       .def("wait_for_parameter", &waitForParameter, nb::arg("index"), nb::arg("stream") = nb::none(),
            nb::sig("def wait_for_parameter(self, index: int, stream: object | None = None) -> None"),
            "Sharded: until parameter `index` is gathered (its bucket and those before it must be marked).")
-      .def("gather_parameters",
-           [](PyGradientAverager& s) { locked(s, [&] { s.sharded("gather_parameters").gatherParameters(); }); },
-           "Sharded: mark_updated on every parameter not yet marked, then wait for every gather.")
-      .def_prop_ro("parameters", [](PyGradientAverager& s) { return s.parameters().objects; },
-                   "The parameter arrays, as passed in (empty when not sharded)");
+      .def(
+          "gather_parameters",
+          [](PyGradientAverager& s) { locked(s, [&] { s.sharded("gather_parameters").gatherParameters(); }); },
+          "Sharded: mark_updated on every parameter not yet marked, then wait for every gather.")
+      .def_prop_ro(
+          "parameters", [](PyGradientAverager& s) { return s.parameters().objects; },
+          "The parameter arrays, as passed in (empty when not sharded)");
 }
 
 }  // namespace
@@ -216,9 +223,9 @@ void registerGradientAverager(nb::module_& m) {
       "With parameters=[...] it is sharded (ZeRO-1/2): synchronize() leaves each gradient averaged on "
       "shard_range(i); update the parameters there, mark_updated(i) (or gather_parameters()), and every "
       "parameter is all-gathered.");
-  c.def("__init__", &construct, nb::arg("comm"), nb::arg("gradients"), nb::kw_only(), nb::arg("parameters") = nb::none(),
-        nb::arg("bucket_bytes") = 0, nb::arg("first_bucket_bytes") = 0, nb::arg("overlap") = true, nb::arg("op") = "avg",
-        nb::arg("compress_fp16") = false,
+  c.def("__init__", &construct, nb::arg("comm"), nb::arg("gradients"), nb::kw_only(),
+        nb::arg("parameters") = nb::none(), nb::arg("bucket_bytes") = 0, nb::arg("first_bucket_bytes") = 0,
+        nb::arg("overlap") = true, nb::arg("op") = "avg", nb::arg("compress_fp16") = false,
         nb::sig("def __init__(self, comm: Communicator, gradients: Sequence[object], *, "
                 "parameters: Sequence[object] | None = None, bucket_bytes: int = 0, first_bucket_bytes: int = 0, "
                 "overlap: bool = True, op: str = 'avg', compress_fp16: bool = False) -> None"),
@@ -228,20 +235,25 @@ void registerGradientAverager(nb::module_& m) {
       .def("mark_ready", &markReady, nb::arg("index"), nb::arg("stream") = nb::none(),
            nb::sig("def mark_ready(self, index: int, stream: object | None = None) -> None"),
            "Gradient `index` is final for this step (its bucket may start now). stream: for CUDA gradients.")
-      .def("synchronize",
-           [](PyGradientAverager& s) { locked(s, [&] { s.either([](auto& a) { a.synchronize(); }); }); },
-           "Wait for every bucket; afterwards every gradient holds the result (sharded: on its shard_range).")
-      .def("average_all",
-           [](PyGradientAverager& s) { locked(s, [&] { s.either([](auto& a) { a.averageAll(); }); }); },
-           "mark_ready on every gradient not yet marked, then synchronize().")
-      .def_prop_ro("gradient_count", [](PyGradientAverager& s) { return s.either([](auto& a) { return a.gradientCount(); }); })
-      .def_prop_ro("bucket_count", [](PyGradientAverager& s) { return s.either([](auto& a) { return a.bucketCount(); }); })
-      .def_prop_ro("overlapping", [](PyGradientAverager& s) { return s.either([](auto& a) { return a.overlapping(); }); },
-                   "True when buckets start during backward (needs MPI_THREAD_MULTIPLE)")
-      .def_prop_ro("gradients", [](PyGradientAverager& s) { return s.gradients().objects; }, "The arrays, as passed in")
-      .def("bucket_assignment",
-           [](PyGradientAverager& s) { return s.either([](auto& a) { return a.bucketAssignment(); }); },
-           "Which bucket each gradient belongs to (buckets numbered in launch order).")
+      .def(
+          "synchronize", [](PyGradientAverager& s) { locked(s, [&] { s.either([](auto& a) { a.synchronize(); }); }); },
+          "Wait for every bucket; afterwards every gradient holds the result (sharded: on its shard_range).")
+      .def(
+          "average_all", [](PyGradientAverager& s) { locked(s, [&] { s.either([](auto& a) { a.averageAll(); }); }); },
+          "mark_ready on every gradient not yet marked, then synchronize().")
+      .def_prop_ro("gradient_count",
+                   [](PyGradientAverager& s) { return s.either([](auto& a) { return a.gradientCount(); }); })
+      .def_prop_ro("bucket_count",
+                   [](PyGradientAverager& s) { return s.either([](auto& a) { return a.bucketCount(); }); })
+      .def_prop_ro(
+          "overlapping", [](PyGradientAverager& s) { return s.either([](auto& a) { return a.overlapping(); }); },
+          "True when buckets start during backward (needs MPI_THREAD_MULTIPLE)")
+      .def_prop_ro(
+          "gradients", [](PyGradientAverager& s) { return s.gradients().objects; }, "The arrays, as passed in")
+      .def(
+          "bucket_assignment",
+          [](PyGradientAverager& s) { return s.either([](auto& a) { return a.bucketAssignment(); }); },
+          "Which bucket each gradient belongs to (buckets numbered in launch order).")
       .def("stats", &stats,
            "{'buckets', 'steps', 'last_synchronize_seconds', 'total_synchronize_seconds', 'wire_bytes_per_step'}");
   registerShardedMethods(c);

@@ -47,8 +47,9 @@ const char* threadLevel() {
 
 void ensureMpi() {
   if (mpiFinalized())
-    throw BackendError("MPI was already finalized (ringsync.finalize() or interpreter exit); it cannot be "
-                       "initialised again in this process");
+    throw BackendError(
+        "MPI was already finalized (ringsync.finalize() or interpreter exit); it cannot be "
+        "initialised again in this process");
   if (!mpiInitialized()) environment() = std::make_unique<MpiEnvironment>();
 }
 
@@ -58,11 +59,14 @@ void registerMpiEnvironment(nb::module_& m) {
   m.def("finalize", &finalize,
         "Release every ringsync object's MPI resources, then MPI_Finalize if ringsync initialised MPI. "
         "Registered with atexit by `import ringsync`; safe to call more than once.");
-  m.def("is_initialized", [] { return mpiInitialized() && !mpiFinalized(); },
-        "True while MPI is initialised and not yet finalised.");
-  m.def("owns_mpi", [] { return environment() && environment()->ownsMpi(); },
-        "True when ringsync initialised MPI (and so finalises it at exit).");
-  m.def("thread_level", &threadLevel, "MPI's provided thread level, e.g. 'MPI_THREAD_MULTIPLE' ('none' if not initialised).");
+  m.def(
+      "is_initialized", [] { return mpiInitialized() && !mpiFinalized(); },
+      "True while MPI is initialised and not yet finalised.");
+  m.def(
+      "owns_mpi", [] { return environment() && environment()->ownsMpi(); },
+      "True when ringsync initialised MPI (and so finalises it at exit).");
+  m.def("thread_level", &threadLevel,
+        "MPI's provided thread level, e.g. 'MPI_THREAD_MULTIPLE' ('none' if not initialised).");
   m.def(
       "abort",
       [](int errorCode) {

@@ -38,8 +38,11 @@ void registerOptions(nb::module_& m) {
       .def_rw("small_bytes", &Options::smallBytes, "RINGSYNC_SMALL_BYTES")
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
-          [](Options& o, const std::string& v) { o.algorithm = parseChoice("algorithm", v, kAllAlgorithms, algorithmName); },
-          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical', 'recursive_doubling', 'rabenseifner' or 'mpi'")
+          [](Options& o, const std::string& v) {
+            o.algorithm = parseChoice("algorithm", v, kAllAlgorithms, algorithmName);
+          },
+          "RINGSYNC_ALGO: 'auto', 'ring', 'direct', 'split', 'hierarchical', 'recursive_doubling', 'rabenseifner' or "
+          "'mpi'")
       .def_prop_rw(
           "backend", [](const Options& o) { return std::string(backendName(o.backend)); },
           [](Options& o, const std::string& v) { o.backend = parseChoice("backend", v, kAllBackends, backendName); },
@@ -51,7 +54,9 @@ void registerOptions(nb::module_& m) {
       .def_rw("spin_wait", &Options::spinWait, "RINGSYNC_SPIN_WAIT")
       .def_prop_rw(
           "log_level", [](const Options& o) { return std::string(logLevelName(o.logLevel)); },
-          [](Options& o, const std::string& v) { o.logLevel = parseChoice("log_level", v, kAllLogLevels, logLevelName); },
+          [](Options& o, const std::string& v) {
+            o.logLevel = parseChoice("log_level", v, kAllLogLevels, logLevelName);
+          },
           "RINGSYNC_LOG: 'error', 'warn', 'info' or 'debug'")
       .def_rw("cuda_device", &Options::cudaDevice, "RINGSYNC_CUDA_DEVICE (-1: the local rank)")
       .def_rw("bucket_bytes", &Options::bucketBytes, "RINGSYNC_BUCKET_BYTES")

@@ -20,8 +20,8 @@ cudaEvent_t asEvent(void* event) { return static_cast<cudaEvent_t>(event); }
 void check(cudaError_t rc, const char* call) {
   if (rc == cudaSuccess) return;
   cudaGetLastError();
-  throw BackendError(std::string(call) + " failed while keeping a CUDA tensor alive for its collective: " +
-                     cudaGetErrorString(rc));
+  throw BackendError(std::string(call) +
+                     " failed while keeping a CUDA tensor alive for its collective: " + cudaGetErrorString(rc));
 }
 }  // namespace
 

@@ -13,9 +13,7 @@ struct OpenBucket {
   std::size_t limit = 0;
 };
 
-std::size_t keyOf(const GradientSpec& g) {
-  return static_cast<std::size_t>(g.type) * 2 + (g.onDevice ? 1 : 0);
-}
+std::size_t keyOf(const GradientSpec& g) { return static_cast<std::size_t>(g.type) * 2 + (g.onDevice ? 1 : 0); }
 
 // Where the member after one ending at `offset` starts: device buckets align every member to
 // kDeviceMemberAlignment bytes so that the pack kernels take their vectorised path.
@@ -67,7 +65,8 @@ std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, cons
     std::optional<OpenBucket>& slot = open[keyOf(spec)];
     if (slot && slot->bytes + bytes > slot->limit) close(slot);
     if (!slot) {
-      const bool first = buckets.empty() && std::none_of(open.begin(), open.end(), [](auto& o) { return o.has_value(); });
+      const bool first = buckets.empty() &&
+                         std::none_of(open.begin(), open.end(), [](auto& o) { return o.has_value(); });
       slot = OpenBucket{startBucket(spec), 0, first ? limits.firstBucketBytes : limits.bucketBytes};
     }
     slot->bucket.members.push_back({g, 0, spec.count});
@@ -87,7 +86,7 @@ std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, cons
 // padding element in the layout means packing (padding never covers memory the caller owns).
 void* spanOf(const Bucket& bucket, const std::vector<GradientSpec>& buffers) {
   const std::size_t elementBytes = dataTypeSize(bucket.type);
-  std::size_t dense = 0;        // where the next member starts when nothing is padded
+  std::size_t dense = 0;  // where the next member starts when nothing is padded
   std::byte* start = nullptr;
   std::byte* expected = nullptr;  // where the next non-empty member must start to stay contiguous
   for (const BucketMember& member : bucket.members) {

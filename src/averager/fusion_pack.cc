@@ -13,8 +13,7 @@ void packBucketAsFloat16(const Bucket& bucket, const std::vector<GradientSpec>& 
 void unpackBucketFromFloat16(const Bucket& bucket, const std::vector<GradientSpec>& gradients,
                              const std::uint16_t* fused) {
   for (const BucketMember& member : bucket.members)
-    convertFloat16ToFloat32(fused + member.offset, static_cast<float*>(gradients[member.gradient].data),
-                            member.count);
+    convertFloat16ToFloat32(fused + member.offset, static_cast<float*>(gradients[member.gradient].data), member.count);
 }
 
 }  // namespace ringsync::detail

@@ -12,7 +12,9 @@
 namespace ringsync::detail {
 namespace {
 
-[[noreturn]] void reject(const char* who, const std::string& what) { throw InvalidArgument(std::string(who) + ": " + what); }
+[[noreturn]] void reject(const char* who, const std::string& what) {
+  throw InvalidArgument(std::string(who) + ": " + what);
+}
 
 // One gradient as exchanged between ranks: its count and (type, memory) in one word.
 std::uint64_t kindWord(const GradientSpec& g) {
@@ -50,7 +52,8 @@ struct NamedBuffer {
 // "gradients 0 and 1", "gradient 2 and parameter 0".
 std::string describePair(NamedBuffer a, NamedBuffer b) {
   if (std::string(b.noun) < a.noun || (a.noun == std::string(b.noun) && b.index < a.index)) std::swap(a, b);
-  if (a.noun == std::string(b.noun)) return a.noun + std::string("s ") + std::to_string(a.index) + " and " + std::to_string(b.index);
+  if (a.noun == std::string(b.noun))
+    return a.noun + std::string("s ") + std::to_string(a.index) + " and " + std::to_string(b.index);
   return a.noun + std::string(" ") + std::to_string(a.index) + " and " + b.noun + " " + std::to_string(b.index);
 }
 
@@ -58,7 +61,8 @@ void checkNoOverlap(const char* who, std::vector<NamedBuffer> buffers) {
   buffers.erase(std::remove_if(buffers.begin(), buffers.end(), [](const NamedBuffer& b) { return b.spec->count == 0; }),
                 buffers.end());
   auto start = [](const NamedBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.spec->data); };
-  std::sort(buffers.begin(), buffers.end(), [&](const NamedBuffer& a, const NamedBuffer& b) { return start(a) < start(b); });
+  std::sort(buffers.begin(), buffers.end(),
+            [&](const NamedBuffer& a, const NamedBuffer& b) { return start(a) < start(b); });
   for (std::size_t k = 1; k < buffers.size(); ++k) {
     const GradientSpec& previous = *buffers[k - 1].spec;
     const std::uintptr_t end = start(buffers[k - 1]) + previous.count * dataTypeSize(previous.type);
@@ -74,8 +78,10 @@ std::vector<NamedBuffer> named(const std::vector<GradientSpec>& specs, const cha
 }
 
 GradientSpec checkBuffer(const char* who, const GradientBuffer& in, const std::string& name) {
-  if (!isValid(in.type)) reject(who, name + ": type=" + std::to_string(static_cast<int>(in.type)) + " is not a ringsync::DataType");
-  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / dataTypeSize(in.type);
+  if (!isValid(in.type))
+    reject(who, name + ": type=" + std::to_string(static_cast<int>(in.type)) + " is not a ringsync::DataType");
+  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) /
+                            dataTypeSize(in.type);
   if (in.count > limit) reject(who, name + ": count=" + std::to_string(in.count) + " exceeds the address space");
   if (in.data == nullptr && in.count > 0) reject(who, name + ": data is null with count=" + std::to_string(in.count));
   return {in.data, in.count, in.type, in.count > 0 && classifyPointer(in.data) == MemoryKind::kDevice};
@@ -97,9 +103,9 @@ std::string describeListDifferences(Communicator& comm, const std::vector<Gradie
     for (std::size_t g = 0; g < n; ++g) {
       if (theirs[2 * g] == all[2 * g] && theirs[2 * g + 1] == all[2 * g + 1]) continue;
       const bool memoryDiffers = (theirs[2 * g + 1] >> 8) != (all[2 * g + 1] >> 8);
-      text += (text.empty() ? "" : "; ") + std::string(noun) + " " + std::to_string(g) + ": rank " +
-              std::to_string(r) + " has " + describeGradient(theirs[2 * g], theirs[2 * g + 1], memoryDiffers) +
-              ", rank 0 has " + describeGradient(all[2 * g], all[2 * g + 1], memoryDiffers);
+      text += (text.empty() ? "" : "; ") + std::string(noun) + " " + std::to_string(g) + ": rank " + std::to_string(r) +
+              " has " + describeGradient(theirs[2 * g], theirs[2 * g + 1], memoryDiffers) + ", rank 0 has " +
+              describeGradient(all[2 * g], all[2 * g + 1], memoryDiffers);
       break;
     }
   }
@@ -127,7 +133,8 @@ AveragerSettings resolveSettings(const GradientAveragerOptions& options, const O
 std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& gradients, const char* who) {
   std::vector<GradientSpec> specs;
   specs.reserve(gradients.size());
-  for (std::size_t g = 0; g < gradients.size(); ++g) specs.push_back(checkBuffer(who, gradients[g], "gradient " + std::to_string(g)));
+  for (std::size_t g = 0; g < gradients.size(); ++g)
+    specs.push_back(checkBuffer(who, gradients[g], "gradient " + std::to_string(g)));
   checkNoOverlap(who, named(specs, "gradient"));
   return specs;
 }
@@ -144,8 +151,9 @@ std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& par
     const GradientSpec& p = specs.back();
     const GradientSpec& g = gradients[i];
     if (p.count != g.count || p.type != g.type)
-      reject(who, name + " (count=" + std::to_string(p.count) + " " + dataTypeName(p.type) + ") does not match gradient " +
-                      std::to_string(i) + " (count=" + std::to_string(g.count) + " " + dataTypeName(g.type) + ")");
+      reject(who, name + " (count=" + std::to_string(p.count) + " " + dataTypeName(p.type) +
+                      ") does not match gradient " + std::to_string(i) + " (count=" + std::to_string(g.count) + " " +
+                      dataTypeName(g.type) + ")");
     if (p.count > 0 && g.count > 0 && p.onDevice != g.onDevice)
       reject(who, name + " is in " + (p.onDevice ? "device" : "host") + " memory, gradient " + std::to_string(i) +
                       " in " + (g.onDevice ? "device" : "host") + " memory (a tensor's two buffers share one kind)");
@@ -160,9 +168,14 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
                                   const AveragerSettings& settings, std::uint64_t partitionHash) {
   constexpr std::size_t kWords = 8;
   constexpr std::size_t kPartition = 7;  // words 2..6: the settings
-  const std::uint64_t mine[kWords] = {gradients.size(), hashList(gradients), settings.bucketBytes,
-                                      settings.firstBucketBytes, static_cast<std::uint64_t>(settings.op),
-                                      settings.compressFp16 ? 1u : 0u, settings.sharded ? 1u : 0u, partitionHash};
+  const std::uint64_t mine[kWords] = {gradients.size(),
+                                      hashList(gradients),
+                                      settings.bucketBytes,
+                                      settings.firstBucketBytes,
+                                      static_cast<std::uint64_t>(settings.op),
+                                      settings.compressFp16 ? 1u : 0u,
+                                      settings.sharded ? 1u : 0u,
+                                      partitionHash};
   std::vector<std::uint64_t> all(kWords * static_cast<std::size_t>(comm.size()));
   comm.allgather(mine, all.data(), kWords, DataType::kUInt64);
   const char* noun = settings.sharded ? "tensors" : "gradients";
@@ -175,8 +188,8 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
       counts += (counts.empty() ? "" : "; ") + rank + " registered " + std::to_string(theirs[0]) + " " + noun +
                 ", rank 0 registered " + std::to_string(all[0]);
     if (!std::equal(theirs + 2, theirs + kPartition, all.data() + 2))
-      settingsText += (settingsText.empty() ? "" : "; ") + rank + " uses " + describeSettings(theirs) + ", rank 0 uses " +
-                      describeSettings(all.data());
+      settingsText += (settingsText.empty() ? "" : "; ") + rank + " uses " + describeSettings(theirs) +
+                      ", rank 0 uses " + describeSettings(all.data());
     if (theirs[kPartition] != all[kPartition]) partitions += (partitions.empty() ? "" : ", ") + rank;
     listsDiffer = listsDiffer || theirs[1] != all[1];
   }
@@ -185,7 +198,8 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
   if (!counts.empty()) throw MismatchError(prefix + counts);
   if (!settingsText.empty()) throw MismatchError(who + ": ranks use different settings: " + settingsText);
   // Same length everywhere (checked above), so the full lists can be gathered in one call.
-  if (listsDiffer) throw MismatchError(prefix + describeListDifferences(comm, gradients, settings.sharded ? "tensor" : "gradient"));
+  if (listsDiffer)
+    throw MismatchError(prefix + describeListDifferences(comm, gradients, settings.sharded ? "tensor" : "gradient"));
   // Same lists and settings give the same partition; a difference here is a bug, named all the same.
   if (!partitions.empty()) throw MismatchError(who + ": the partition of " + partitions + " differs from rank 0's");
 }

@@ -56,7 +56,8 @@ class DeviceRunner final : public DeviceStreamRunner {
       if (!bucket.onDevice || bucket.contiguousData != nullptr || bucket.count == 0) continue;
       std::vector<cuda::PackEntry> entries;
       for (const BucketMember& member : bucket.members)
-        if (member.count > 0) entries.push_back({(*context_.gradients)[member.gradient].data, member.offset, member.count});
+        if (member.count > 0)
+          entries.push_back({(*context_.gradients)[member.gradient].data, member.offset, member.count});
       plans_[b] = std::make_unique<cuda::PackPlan>(entries.data(), entries.size(), bucket.type);
       fusedBytes = std::max(fusedBytes, bucket.bytes());
     }
@@ -94,9 +95,11 @@ std::vector<std::optional<cuda::Event>> DeviceStreamRunner::eventsFor(const std:
   return events;
 }
 
-void DeviceStreamRunner::waitForMembers(const Bucket& bucket, const std::vector<std::optional<cuda::Event>>& events) const {
+void DeviceStreamRunner::waitForMembers(const Bucket& bucket,
+                                        const std::vector<std::optional<cuda::Event>>& events) const {
   for (const BucketMember& member : bucket.members)
-    if (events[member.gradient]) RINGSYNC_CHECK_CUDA(cudaStreamWaitEvent(stream_->get(), events[member.gradient]->get(), 0));
+    if (events[member.gradient])
+      RINGSYNC_CHECK_CUDA(cudaStreamWaitEvent(stream_->get(), events[member.gradient]->get(), 0));
 }
 
 void DeviceStreamRunner::pollUntilDone(const std::function<cudaError_t()>& query, double timeoutSeconds,

@@ -20,9 +20,10 @@ void GradientAverager::Impl::markUpdated(std::size_t index, CUstream_st* stream)
   ensureUsable();
   checkIndex(index, "markUpdated");
   if (!gathering_)
-    throw InvalidArgument("ShardedGradientAverager::markUpdated: no step is between synchronize() and its gather; "
-                          "parameters are marked updated after synchronize() (parameter " +
-                          std::to_string(index) + ")");
+    throw InvalidArgument(
+        "ShardedGradientAverager::markUpdated: no step is between synchronize() and its gather; "
+        "parameters are marked updated after synchronize() (parameter " +
+        std::to_string(index) + ")");
   if (updated_[index])
     throw InvalidArgument("ShardedGradientAverager::markUpdated: parameter " + std::to_string(index) +
                           " was already marked updated in this step");

@@ -84,7 +84,7 @@ class HostRunner final : public BucketRunner {
  private:
   RunnerContext context_;
   std::vector<std::unique_ptr<ScatteredBuffer>> spans_;  // per host bucket not sent as fp16
-  ScratchBuffer fused_;                                       // fp16 buckets' wire buffer
+  ScratchBuffer fused_;                                  // fp16 buckets' wire buffer
 };
 
 }  // namespace

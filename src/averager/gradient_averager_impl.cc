@@ -110,7 +110,7 @@ void GradientAverager::Impl::setUp(const GradientAveragerOptions& options) {
     if (settings_.sharded) taskMembers_[gatherTask(b)] = buckets_[b].members.size();
     anyDevice = anyDevice || buckets_[b].onDevice;
   }
-  const detail::RunnerContext context{&buckets_,     &gradients_,         settings_.op, settings_.compressFp16,
+  const detail::RunnerContext context{&buckets_,     &gradients_,  settings_.op, settings_.compressFp16,
                                       shards_.get(), &parameters_, comm_.rank()};
   hostRunner_ = detail::makeHostRunner(context);
   if (anyDevice) deviceRunner_ = detail::makeDeviceRunner(context);

@@ -71,11 +71,11 @@ struct GradientAverager::Impl {
   void checkIndex(std::size_t index, const char* caller) const;
   // Runs (without overlap) or waits for (with it) every task before `end`; the step's first error.
   std::exception_ptr advanceTo(std::size_t end);
-  void finishStep(std::exception_ptr error, double seconds);  // replicated: ends the step
+  void finishStep(std::exception_ptr error, double seconds);           // replicated: ends the step
   void finishReduceScatter(std::exception_ptr error, double seconds);  // sharded: on to the update
   void endGather(const char* caller);  // sharded: waits for every gather, ends the step (raises its error)
-  void resetStep();     // every task pending again (no task may be running)
-  void waitForDevice(); // the device runner's finishStep under the deadline (aborts on a timeout)
+  void resetStep();                    // every task pending again (no task may be running)
+  void waitForDevice();                // the device runner's finishStep under the deadline (aborts on a timeout)
   void noteFailure(const Error& error);
   void shutdown() noexcept;
   // A wait the communicator did not see failed (device work past the deadline): abort it, as its
@@ -92,7 +92,7 @@ struct GradientAverager::Impl {
   std::vector<detail::GradientSpec> gradients_;
   std::vector<detail::GradientSpec> parameters_;  // sharded only
   std::vector<detail::Bucket> buckets_;
-  std::unique_ptr<detail::ShardPlan> shards_;      // sharded only
+  std::unique_ptr<detail::ShardPlan> shards_;  // sharded only
   std::vector<std::size_t> bucketOf_;
   std::vector<std::size_t> taskMembers_;  // members per task (pending_ starts each step from it)
   std::size_t taskCount_ = 0;             // B, or 2B when sharded
@@ -115,17 +115,17 @@ struct GradientAverager::Impl {
   std::vector<std::size_t> gatherPending_;
   bool gatherErrorRaised_ = false;  // a wait raised the gather's error already
   GradientAveragerStats stats_;
-  std::vector<BucketTiming> timings_;  // this step's, per task, filled as tasks run
-  std::vector<BucketTiming> lastStep_; // the last completed step's (lastStepBuckets())
+  std::vector<BucketTiming> timings_;   // this step's, per task, filled as tasks run
+  std::vector<BucketTiming> lastStep_;  // the last completed step's (lastStepBuckets())
 
   // Shared with the progress thread.
   std::mutex mutex_;
-  std::condition_variable workReady_;  // a task became runnable, or stop_
-  std::condition_variable taskDone_;   // next_ advanced
-  std::vector<std::size_t> pending_;   // members of each task not yet marked this step
-  std::size_t next_ = 0;               // next task to run this step
+  std::condition_variable workReady_;                           // a task became runnable, or stop_
+  std::condition_variable taskDone_;                            // next_ advanced
+  std::vector<std::size_t> pending_;                            // members of each task not yet marked this step
+  std::size_t next_ = 0;                                        // next task to run this step
   std::vector<std::chrono::steady_clock::time_point> readyAt_;  // when each task became runnable
-  std::exception_ptr error_;           // first failure this step; later tasks are skipped
+  std::exception_ptr error_;                                    // first failure this step; later tasks are skipped
   bool stop_ = false;
   std::thread thread_;
 

@@ -79,9 +79,10 @@ void GradientAverager::Impl::checkAllMarked() const {
 void GradientAverager::Impl::synchronize() {
   ensureUsable();
   if (gathering_)
-    throw InvalidArgument("ShardedGradientAverager::synchronize: this step's gradients were reduce-scattered "
-                          "already; mark the parameters updated (markUpdated, or gatherParameters()) and the next "
-                          "step's gradients ready first");
+    throw InvalidArgument(
+        "ShardedGradientAverager::synchronize: this step's gradients were reduce-scattered "
+        "already; mark the parameters updated (markUpdated, or gatherParameters()) and the next "
+        "step's gradients ready first");
   ensureAgreed();
   checkAllMarked();
   const detail::TimelineSpan waiting(timeline_.get(), detail::SpanKind::kSynchronize, stats_.steps);

@@ -29,7 +29,9 @@ ShardRange ShardedGradientAverager::shardOf(int rank, std::size_t index) const {
   return impl_->shardOf(rank, index, "shardOf");
 }
 ShardRange ShardedGradientAverager::shard(const void* data) const { return impl_->shardOfPointer(data); }
-std::size_t ShardedGradientAverager::shardElements() const { return impl_->shards_->ownedElements(impl_->comm_.rank()); }
+std::size_t ShardedGradientAverager::shardElements() const {
+  return impl_->shards_->ownedElements(impl_->comm_.rank());
+}
 
 void ShardedGradientAverager::markUpdated(std::size_t index) { impl_->markUpdated(index, nullptr); }
 void ShardedGradientAverager::markUpdated(std::size_t index, CUstream_st* stream) { impl_->markUpdated(index, stream); }

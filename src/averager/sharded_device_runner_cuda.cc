@@ -30,16 +30,15 @@ std::byte* at(void* base, std::size_t element, std::size_t elementBytes) {
 
 // The packed buckets' four copy plans (each uploaded once: the entries never change).
 struct BucketPlans {
-  std::unique_ptr<cuda::PackPlan> gradients;       // every gradient into the fused layout
-  std::unique_ptr<cuda::PackPlan> ownedGradients;  // the owned ranges back out
-  std::unique_ptr<cuda::PackPlan> ownedParameters; // the owned ranges in
-  std::unique_ptr<cuda::PackPlan> parameters;      // every parameter back out
+  std::unique_ptr<cuda::PackPlan> gradients;        // every gradient into the fused layout
+  std::unique_ptr<cuda::PackPlan> ownedGradients;   // the owned ranges back out
+  std::unique_ptr<cuda::PackPlan> ownedParameters;  // the owned ranges in
+  std::unique_ptr<cuda::PackPlan> parameters;       // every parameter back out
 };
 
 class ShardedDeviceRunner final : public DeviceStreamRunner {
  public:
-  explicit ShardedDeviceRunner(const RunnerContext& context)
-      : DeviceStreamRunner(context), shards_(*context.shards) {
+  explicit ShardedDeviceRunner(const RunnerContext& context) : DeviceStreamRunner(context), shards_(*context.shards) {
     cuda::DeviceGuard onDevice(device_);  // the events and buffers belong to the gradients' GPU
     updated_ = eventsFor(*context_.parameters);
     const std::vector<Bucket>& buckets = *context_.buckets;
@@ -77,8 +76,9 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
     for (int r = 0; r < shards_.ranks(); ++r) {
       const std::size_t length = shards_.chunk(index, r).count;
       if (length < block)
-        RINGSYNC_CHECK_CUDA(cudaMemsetAsync(at(fused_.data(), static_cast<std::size_t>(r) * block + length, elementBytes),
-                                            0, (block - length) * elementBytes, stream));
+        RINGSYNC_CHECK_CUDA(
+            cudaMemsetAsync(at(fused_.data(), static_cast<std::size_t>(r) * block + length, elementBytes), 0,
+                            (block - length) * elementBytes, stream));
     }
     plans_[index].gradients->pack(fused_.data(), 1.0, stream);
     comm.reduceScatter(fused_.data(), at(fused_.data(), context_.rank * block, elementBytes), block, bucket.type,
@@ -100,7 +100,8 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
         comm.allgather(at(span, context_.rank * block, elementBytes), span, block, bucket.type, stream);
       } else {
         if (plans_[index].ownedParameters) plans_[index].ownedParameters->pack(fused_.data(), 1.0, stream);
-        comm.allgather(at(fused_.data(), context_.rank * block, elementBytes), fused_.data(), block, bucket.type, stream);
+        comm.allgather(at(fused_.data(), context_.rank * block, elementBytes), fused_.data(), block, bucket.type,
+                       stream);
         plans_[index].parameters->unpack(fused_.data(), 1.0, stream);
       }
     }
@@ -115,13 +116,15 @@ class ShardedDeviceRunner final : public DeviceStreamRunner {
   void waitGathered(std::size_t bucket, double timeoutSeconds) override {
     cuda::DeviceGuard onDevice(device_);
     cudaEvent_t event = gathered_[bucket]->get();
-    pollUntilDone([event] { return cudaEventQuery(event); }, timeoutSeconds, "ShardedGradientAverager::waitForParameter");
+    pollUntilDone([event] { return cudaEventQuery(event); }, timeoutSeconds,
+                  "ShardedGradientAverager::waitForParameter");
   }
 
  private:
   // Entries for every member of `bucket` in `buffers` (owned: only this rank's range of each), one
   // per run of the padded layout.
-  std::unique_ptr<cuda::PackPlan> planFor(std::size_t bucket, const std::vector<GradientSpec>& buffers, bool owned) const {
+  std::unique_ptr<cuda::PackPlan> planFor(std::size_t bucket, const std::vector<GradientSpec>& buffers,
+                                          bool owned) const {
     const Bucket& b = (*context_.buckets)[bucket];
     const std::size_t elementBytes = dataTypeSize(b.type);
     std::vector<cuda::PackEntry> entries;

@@ -62,15 +62,15 @@ class ShardedHostRunner final : public BucketRunner {
     }
     timing.path = "packed";
     auto start = Clock::now();
-    for (const BucketMember& m : bucket.members)
-      copyRuns(m, index, {0, m.count}, gradient(m), true);
+    for (const BucketMember& m : bucket.members) copyRuns(m, index, {0, m.count}, gradient(m), true);
     zeroPadding(index, elementBytes);
     timing.packSeconds = secondsSince(start);
     start = Clock::now();
     comm.reduceScatter(fused_.data(), fusedAt(context_.rank * block, elementBytes), block, bucket.type, context_.op);
     timing.exchangeSeconds = secondsSince(start);
     start = Clock::now();
-    for (const BucketMember& m : bucket.members) copyRuns(m, index, shards_.owned(m, index, context_.rank), gradient(m), false);
+    for (const BucketMember& m : bucket.members)
+      copyRuns(m, index, shards_.owned(m, index, context_.rank), gradient(m), false);
     timing.unpackSeconds = secondsSince(start);
   }
 
@@ -89,7 +89,8 @@ class ShardedHostRunner final : public BucketRunner {
     }
     timing.path = "packed";
     auto start = Clock::now();
-    for (const BucketMember& m : bucket.members) copyRuns(m, index, shards_.owned(m, index, context_.rank), parameter(m), true);
+    for (const BucketMember& m : bucket.members)
+      copyRuns(m, index, shards_.owned(m, index, context_.rank), parameter(m), true);
     timing.packSeconds = secondsSince(start);
     start = Clock::now();
     comm.allgather(fusedAt(context_.rank * block, elementBytes), fused_.data(), block, bucket.type);
@@ -126,7 +127,8 @@ class ShardedHostRunner final : public BucketRunner {
     const std::size_t block = shards_.block(index);
     for (int r = 0; r < shards_.ranks(); ++r) {
       const std::size_t length = shards_.chunk(index, r).count;
-      std::memset(fusedAt(static_cast<std::size_t>(r) * block + length, elementBytes), 0, (block - length) * elementBytes);
+      std::memset(fusedAt(static_cast<std::size_t>(r) * block + length, elementBytes), 0,
+                  (block - length) * elementBytes);
     }
   }
 

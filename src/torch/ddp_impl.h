@@ -65,7 +65,7 @@ struct DistributedDataParallel::Impl {
   void registerHooks();
   void removeHooks() noexcept;
 
-  Communicator comm_;  // our own duplicate, for the broadcasts
+  Communicator comm_;                  // our own duplicate, for the broadcasts
   std::vector<Parameter> parameters_;  // those with requires_grad, in registration order
   std::vector<detail::NamedTensor> buffers_;
   std::vector<Bucket> buckets_;  // launch order

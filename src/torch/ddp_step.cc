@@ -64,8 +64,9 @@ void DistributedDataParallel::Impl::markAccumulated(std::size_t index) {
 
 void DistributedDataParallel::Impl::synchronize() {
   if (noSync_)
-    throw InvalidArgument("DistributedDataParallel::synchronize: called inside a noSync() scope; end the scope "
-                          "first (the backward after it starts the all-reduces)");
+    throw InvalidArgument(
+        "DistributedDataParallel::synchronize: called inside a noSync() scope; end the scope "
+        "first (the backward after it starts the all-reduces)");
   // Parameters backward did not reach on this rank contribute zeros (or what they accumulated
   // inside noSync()). Checked before any is marked, so a bad gradient leaves the step untouched.
   for (Parameter& p : parameters_)

@@ -54,8 +54,9 @@ void requireTrainable(const detail::NamedTensor& named) {
     throw InvalidArgument(who + " is a " + detail::describeTensor(named.tensor) +
                           "; gradients are averaged in float16, bfloat16, float32 or float64");
   if (!named.tensor.is_leaf())
-    throw InvalidArgument(who + " is not a leaf tensor (it was computed from others), so autograd never "
-                                "accumulates a gradient into it");
+    throw InvalidArgument(who +
+                          " is not a leaf tensor (it was computed from others), so autograd never "
+                          "accumulates a gradient into it");
 }
 
 std::vector<int64_t> contiguousStrides(c10::IntArrayRef sizes) {
@@ -75,7 +76,7 @@ DistributedDataParallel::Impl::Impl(const Communicator& comm, ::torch::nn::Modul
     : comm_(comm.duplicate()) {
   detail::ModelTensors model = detail::collectModel(module);
   detail::checkSameModelOnAllRanks(comm_, model);  // from here on every rank decides alike
-  std::set<const c10::TensorImpl*> seen;  // a parameter registered under two names (tied weights) once
+  std::set<const c10::TensorImpl*> seen;           // a parameter registered under two names (tied weights) once
   for (const detail::NamedTensor& named : model.parameters) {
     if (!named.tensor.requires_grad() || !seen.insert(named.tensor.unsafeGetTensorImpl()).second) continue;
     requireTrainable(named);
@@ -178,8 +179,10 @@ DistributedDataParallel::NoSync::NoSync(DistributedDataParallel& ddp) : ddp_(ddp
   if (ddp_.impl_->noSync_) throw InvalidArgument(std::string(kWho) + "::noSync: already inside a noSync() scope");
   for (const Impl::Parameter& p : ddp_.impl_->parameters_)
     if (p.accumulated)
-      throw InvalidArgument(std::string(kWho) + "::noSync: a backward has started this step's all-reduces "
-                            "(parameter '" + p.name + "'); call synchronize() first");
+      throw InvalidArgument(std::string(kWho) +
+                            "::noSync: a backward has started this step's all-reduces "
+                            "(parameter '" +
+                            p.name + "'); call synchronize() first");
   ddp_.impl_->noSync_ = true;
 }
 

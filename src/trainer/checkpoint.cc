@@ -85,13 +85,16 @@ Checkpoint parseCheckpoint(const std::vector<std::uint8_t>& bytes, const std::st
   const std::size_t end = bytes.size() - sizeof(std::uint32_t);
   std::uint32_t stored = 0;
   std::memcpy(&stored, bytes.data() + end, sizeof(stored));
-  if (stored != crcOf(bytes.data(), end)) throw InvalidArgument(name + ": checkpoint CRC mismatch (corrupt or truncated)");
+  if (stored != crcOf(bytes.data(), end))
+    throw InvalidArgument(name + ": checkpoint CRC mismatch (corrupt or truncated)");
   Reader in(bytes, end, name);
   const std::uint64_t version = in.u64("the version");
-  if (version != kVersion) throw InvalidArgument(name + ": checkpoint version " + std::to_string(version) + ", expected 1");
+  if (version != kVersion)
+    throw InvalidArgument(name + ": checkpoint version " + std::to_string(version) + ", expected 1");
   Checkpoint c;
   const std::uint64_t widthCount = in.u64("the layer count");
-  if (widthCount > kMaxWidths) throw InvalidArgument(name + ": checkpoint claims " + std::to_string(widthCount) + " layers");
+  if (widthCount > kMaxWidths)
+    throw InvalidArgument(name + ": checkpoint claims " + std::to_string(widthCount) + " layers");
   std::vector<std::uint64_t> widths(widthCount);
   in.read(widths.data(), widths.size(), "the layer widths");
   c.widths.assign(widths.begin(), widths.end());
@@ -118,7 +121,8 @@ void writeCheckpointFile(const std::string& path, const Checkpoint& checkpoint) 
   const int savedErrno = errno;
   if (std::fclose(file) != 0 || !written) {
     std::remove(temporary.c_str());
-    throw InvalidArgument("cannot write checkpoint " + temporary + ": " + std::strerror(savedErrno ? savedErrno : errno));
+    throw InvalidArgument("cannot write checkpoint " + temporary + ": " +
+                          std::strerror(savedErrno ? savedErrno : errno));
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     const int renameErrno = errno;

@@ -63,7 +63,10 @@ void addSchedule(CLI::App& app, TrainerConfig& c) {
   app.add_option("--max-steps", c.maxSteps, "Stop after this many steps in total (0: no limit)");
   app.add_option("--lr", c.sgd.learningRate, "Learning rate")->capture_default_str();
   app.add_option_function<std::string>(
-         "--lr-schedule", [&c](const std::string& name) { c.sgd.schedule = lowercase(name) == "constant" ? LrSchedule::kConstant : LrSchedule::kCosine; },
+         "--lr-schedule",
+         [&c](const std::string& name) {
+           c.sgd.schedule = lowercase(name) == "constant" ? LrSchedule::kConstant : LrSchedule::kCosine;
+         },
          "constant or cosine (decay to 0 at the last epoch)")
       ->check(CLI::IsMember({"constant", "cosine"}, CLI::ignore_case))
       ->default_str(lrScheduleName(c.sgd.schedule));
@@ -83,7 +86,8 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}, CLI::ignore_case))
       ->default_str(deviceName(c.device));
   app.add_option("--threads", c.blasThreads, "OpenBLAS threads per rank")->capture_default_str();
-  app.add_flag_callback("--no-overlap", [&c] { c.overlap = false; }, "All-reduce the gradients after backward instead of during it");
+  app.add_flag_callback(
+      "--no-overlap", [&c] { c.overlap = false; }, "All-reduce the gradients after backward instead of during it");
   app.add_flag("--fp16-wire", c.fp16Wire,
                "Send the gradients as float16 (half the bytes; sums kept in float32 between ring steps). "
                "CPU engine only: device gradients go as float32");
@@ -93,7 +97,8 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
   app.add_option("--print-every", c.printEvery, "Steps between progress lines (0: none)")->capture_default_str();
   app.add_option("--replica-check-every", c.replicaCheckEvery, "Steps between replica checksum checks (0: at the end)")
       ->capture_default_str();
-  app.add_flag_callback("--no-epoch-eval", [&c] { c.evaluateEachEpoch = false; }, "Evaluate only at the end, not after every epoch");
+  app.add_flag_callback(
+      "--no-epoch-eval", [&c] { c.evaluateEachEpoch = false; }, "Evaluate only at the end, not after every epoch");
   app.add_option("--json", c.jsonPath, "Write the metrics to this JSON file");
   app.add_option("--timeline", c.timelinePath,
                  "Write a Chrome trace of every collective and gradient bucket here (RINGSYNC_TIMELINE)");
@@ -107,9 +112,10 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
 
 std::optional<int> parseCommandLine(int argc, const char* const* argv, TrainerConfig& config, bool print,
                                     std::ostream& out, std::ostream& err) {
-  CLI::App app("ringsync-train: synchronous data-parallel training of an MLP on Fashion-MNIST.\n"
-               "Launch with: mpirun -np N ringsync-train [options]",
-               "ringsync-train");
+  CLI::App app(
+      "ringsync-train: synchronous data-parallel training of an MLP on Fashion-MNIST.\n"
+      "Launch with: mpirun -np N ringsync-train [options]",
+      "ringsync-train");
   app.option_defaults()->always_capture_default(false);
   addDataAndModel(app, config);
   addSchedule(app, config);

@@ -34,8 +34,8 @@ Ownership wholeModel(const ModelLayout& layout);
 std::size_t stateCount(const Ownership& owned);  // momentum elements: the slices' total
 
 struct BatchStats {
-  double lossSum = 0;        // summed (not averaged) cross-entropy over the rows
-  std::size_t correct = 0;   // rows whose arg-max logit is the label
+  double lossSum = 0;       // summed (not averaged) cross-entropy over the rows
+  std::size_t correct = 0;  // rows whose arg-max logit is the label
 };
 
 class ComputeEngine {
@@ -77,7 +77,8 @@ class ComputeEngine {
   // v = momentum v + (g + weightDecay w); w -= lr v (PyTorch's SGD) on the owned slices, tensor by
   // tensor in layout order, calling updated(t) once tensor t's slice is updated (enqueued, for the
   // GPU engine): for every tensor, also one whose slice is empty.
-  virtual void applySgd(const SgdSettings& sgd, float learningRate, const std::function<void(std::size_t)>& updated) = 0;
+  virtual void applySgd(const SgdSettings& sgd, float learningRate,
+                        const std::function<void(std::size_t)>& updated) = 0;
 
   virtual std::size_t maxRows() const = 0;
   virtual const ModelLayout& layout() const = 0;

@@ -15,9 +15,7 @@ const char* deviceName(Device device) {
   return "?";
 }
 
-const char* lrScheduleName(LrSchedule schedule) {
-  return schedule == LrSchedule::kCosine ? "cosine" : "constant";
-}
+const char* lrScheduleName(LrSchedule schedule) { return schedule == LrSchedule::kCosine ? "cosine" : "constant"; }
 
 std::size_t TrainerConfig::effectiveGlobalBatch(int ranks) const {
   return perRankBatch > 0 ? perRankBatch * static_cast<std::size_t>(ranks) : globalBatch;

@@ -19,11 +19,17 @@ int asBlasInt(std::size_t value) { return static_cast<int>(value); }  // widths 
 class CpuEngine final : public ComputeEngine {
  public:
   CpuEngine(const ModelLayout& layout, std::size_t maxRows, int threads)
-      : layout_(layout), maxRows_(std::max<std::size_t>(maxRows, 1)), threads_(threads),
-        owned_(wholeModel(layout)), parameters_(layout.parameterCount()), momentum_(layout.parameterCount()),
+      : layout_(layout),
+        maxRows_(std::max<std::size_t>(maxRows, 1)),
+        threads_(threads),
+        owned_(wholeModel(layout)),
+        parameters_(layout.parameterCount()),
+        momentum_(layout.parameterCount()),
         gradients_(layout.parameterCount()),
-        activations_(layout.layerCount()), deltaA_(maxRows_ * layout.widestLayer()),
-        deltaB_(maxRows_ * layout.widestLayer()), ones_(maxRows_, 1.0f) {
+        activations_(layout.layerCount()),
+        deltaA_(maxRows_ * layout.widestLayer()),
+        deltaB_(maxRows_ * layout.widestLayer()),
+        ones_(maxRows_, 1.0f) {
     openblas_set_num_threads(threads_);
     for (std::size_t l = 0; l < layout_.layerCount(); ++l) activations_[l].resize(maxRows_ * layout_.outputs(l));
   }
@@ -128,8 +134,8 @@ class CpuEngine final : public ComputeEngine {
     for (std::size_t l = layout_.layerCount(); l-- > 0;) {
       const std::size_t in = layout_.inputs(l), out = layout_.outputs(l);
       const float* input = l == 0 ? x : activations_[l - 1].data();
-      cblas_sgemv(CblasRowMajor, CblasTrans, asBlasInt(rows), asBlasInt(out), 1.0f, delta, asBlasInt(out),
-                  ones_.data(), 1, 0.0f, gradients_.data() + layout_.bias(l).offset, 1);
+      cblas_sgemv(CblasRowMajor, CblasTrans, asBlasInt(rows), asBlasInt(out), 1.0f, delta, asBlasInt(out), ones_.data(),
+                  1, 0.0f, gradients_.data() + layout_.bias(l).offset, 1);
       ready(ModelLayout::biasTensor(l));
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, asBlasInt(in), asBlasInt(out), asBlasInt(rows), 1.0f, input,
                   asBlasInt(in), delta, asBlasInt(out), 0.0f, gradients_.data() + layout_.weights(l).offset,
@@ -151,9 +157,9 @@ class CpuEngine final : public ComputeEngine {
   int threads_;
   Ownership owned_;
   std::vector<float> parameters_, momentum_, gradients_;  // momentum_: the owned slices, back to back
-  std::vector<std::vector<float>> activations_;  // activations_[l]: output of layer l (after ReLU)
-  std::vector<float> deltaA_, deltaB_;           // rows x widest: the delta flowing down
-  std::vector<float> ones_;                      // sums a delta's rows into a bias gradient
+  std::vector<std::vector<float>> activations_;           // activations_[l]: output of layer l (after ReLU)
+  std::vector<float> deltaA_, deltaB_;                    // rows x widest: the delta flowing down
+  std::vector<float> ones_;                               // sums a delta's rows into a bias gradient
 };
 
 }  // namespace

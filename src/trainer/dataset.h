@@ -14,8 +14,8 @@
 namespace ringsync::trainer {
 
 struct Dataset {
-  std::size_t count = 0;     // samples
-  std::size_t features = 0;  // bytes per sample
+  std::size_t count = 0;             // samples
+  std::size_t features = 0;          // bytes per sample
   std::vector<std::uint8_t> pixels;  // count x features, row-major
   std::vector<std::uint8_t> labels;  // count, each < classes
 };

@@ -21,12 +21,24 @@ constexpr float kOne = 1.0f, kZero = 0.0f;
 class GpuEngine final : public ComputeEngine {
  public:
   GpuEngine(const ModelLayout& layout, std::size_t maxRows, int device)
-      : layout_(layout), maxRows_(std::max<std::size_t>(maxRows, 1)), device_(device), onDevice_(selectDevice(device)),
-        blas_(stream_.get()), owned_(wholeModel(layout)), parameters_(layout.parameterCount()),
+      : layout_(layout),
+        maxRows_(std::max<std::size_t>(maxRows, 1)),
+        device_(device),
+        onDevice_(selectDevice(device)),
+        blas_(stream_.get()),
+        owned_(wholeModel(layout)),
+        parameters_(layout.parameterCount()),
         momentum_(layout.parameterCount()),
-        gradients_(layout.parameterCount()), x_(maxRows_ * layout.inputWidth()), labels_(maxRows_),
-        deltaA_(maxRows_ * layout.widestLayer()), deltaB_(maxRows_ * layout.widestLayer()), ones_(maxRows_),
-        rowLoss_(maxRows_), rowCorrect_(maxRows_), hostLoss_(maxRows_), hostCorrect_(maxRows_) {
+        gradients_(layout.parameterCount()),
+        x_(maxRows_ * layout.inputWidth()),
+        labels_(maxRows_),
+        deltaA_(maxRows_ * layout.widestLayer()),
+        deltaB_(maxRows_ * layout.widestLayer()),
+        ones_(maxRows_),
+        rowLoss_(maxRows_),
+        rowCorrect_(maxRows_),
+        hostLoss_(maxRows_),
+        hostCorrect_(maxRows_) {
     for (std::size_t l = 0; l < layout_.layerCount(); ++l) activations_.emplace_back(maxRows_ * layout_.outputs(l));
     const std::vector<float> ones(maxRows_, 1.0f);
     RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpy(ones_.get(), ones.data(), maxRows_ * sizeof(float), cudaMemcpyHostToDevice));
@@ -76,8 +88,8 @@ class GpuEngine final : public ComputeEngine {
     }
     upload(x, y, rows);
     const float* logits = forward(rows, needed);
-    kernels::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(),
-                                 rowLoss_.get(), rowCorrect_.get(), stream_.get());
+    kernels::softmaxCrossEntropy(logits, labels_.get(), rows, layout_.classes(), scale, deltaA_.get(), rowLoss_.get(),
+                                 rowCorrect_.get(), stream_.get());
     backward(rows, ready);
     return downloadStats(rows);
   }
@@ -88,8 +100,8 @@ class GpuEngine final : public ComputeEngine {
       const std::size_t slice = std::min(maxRows_, rows - first);
       upload(x + first * layout_.inputWidth(), y + first, slice);
       const float* logits = forward(slice, {});
-      kernels::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr,
-                                   rowLoss_.get(), rowCorrect_.get(), stream_.get());
+      kernels::softmaxCrossEntropy(logits, labels_.get(), slice, layout_.classes(), 0.0f, nullptr, rowLoss_.get(),
+                                   rowCorrect_.get(), stream_.get());
       const BatchStats stats = downloadStats(slice);
       total.lossSum += stats.lossSum;
       total.correct += stats.correct;
@@ -103,12 +115,13 @@ class GpuEngine final : public ComputeEngine {
     std::size_t state = 0, first = 0;  // the run of tensors [first, t] not launched yet
     for (std::size_t t = 0; t < owned_.size(); ++t) {
       const bool last = t + 1 == owned_.size();
-      if (!last && layout_.tensor(t).offset + owned_[t].end == layout_.tensor(t + 1).offset + owned_[t + 1].begin) continue;
+      if (!last && layout_.tensor(t).offset + owned_[t].end == layout_.tensor(t + 1).offset + owned_[t + 1].begin)
+        continue;
       const std::size_t at = layout_.tensor(first).offset + owned_[first].begin;
       const std::size_t count = layout_.tensor(t).offset + owned_[t].end - at;
       if (count > 0)
-        kernels::sgdMomentum(parameters_.get() + at, momentum_.get() + state, gradients_.get() + at, count, learningRate,
-                             sgd.momentum, sgd.weightDecay, stream_.get());
+        kernels::sgdMomentum(parameters_.get() + at, momentum_.get() + state, gradients_.get() + at, count,
+                             learningRate, sgd.momentum, sgd.weightDecay, stream_.get());
       state += count;
       for (; first <= t; ++first) updated(first);
     }
@@ -173,8 +186,8 @@ class GpuEngine final : public ComputeEngine {
   }
 
   BatchStats downloadStats(std::size_t rows) {
-    RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpyAsync(hostLoss_.data(), rowLoss_.get(), rows * sizeof(float),
-                                                cudaMemcpyDeviceToHost, stream_.get()));
+    RINGSYNC_TRAINER_CHECK_CUDA(
+        cudaMemcpyAsync(hostLoss_.data(), rowLoss_.get(), rows * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
     RINGSYNC_TRAINER_CHECK_CUDA(cudaMemcpyAsync(hostCorrect_.data(), rowCorrect_.get(), rows * sizeof(std::int32_t),
                                                 cudaMemcpyDeviceToHost, stream_.get()));
     stream_.synchronize();

@@ -27,17 +27,17 @@ namespace ringsync::trainer::gpu {
 
 }  // namespace ringsync::trainer::gpu
 
-#define RINGSYNC_TRAINER_CHECK_CUDA(call)                                                         \
-  do {                                                                                            \
-    const cudaError_t ringsync_rc_ = (call);                                                      \
+#define RINGSYNC_TRAINER_CHECK_CUDA(call)                                                                          \
+  do {                                                                                                             \
+    const cudaError_t ringsync_rc_ = (call);                                                                       \
     if (ringsync_rc_ != cudaSuccess) ::ringsync::trainer::gpu::throwCuda(#call, __FILE__, __LINE__, ringsync_rc_); \
   } while (0)
 
-#define RINGSYNC_TRAINER_CHECK_CUBLAS(call)                                                        \
-  do {                                                                                             \
-    const cublasStatus_t ringsync_st_ = (call);                                                    \
-    if (ringsync_st_ != CUBLAS_STATUS_SUCCESS)                                                     \
-      ::ringsync::trainer::gpu::throwCublas(#call, __FILE__, __LINE__, ringsync_st_);              \
+#define RINGSYNC_TRAINER_CHECK_CUBLAS(call)                                           \
+  do {                                                                                \
+    const cublasStatus_t ringsync_st_ = (call);                                       \
+    if (ringsync_st_ != CUBLAS_STATUS_SUCCESS)                                        \
+      ::ringsync::trainer::gpu::throwCublas(#call, __FILE__, __LINE__, ringsync_st_); \
   } while (0)
 
 namespace ringsync::trainer::gpu {

@@ -64,7 +64,9 @@ class ShardedSync final : public GradientSync {
   void markReady(std::size_t tensor, CUstream_st* stream) override { averager_.markReady(tensor, stream); }
   void synchronize() override { averager_.synchronize(); }
   void markUpdated(std::size_t tensor, CUstream_st* stream) override { averager_.markUpdated(tensor, stream); }
-  void waitForParameter(std::size_t tensor, CUstream_st* stream) override { averager_.waitForParameter(tensor, stream); }
+  void waitForParameter(std::size_t tensor, CUstream_st* stream) override {
+    averager_.waitForParameter(tensor, stream);
+  }
   void gatherParameters() override { averager_.gatherParameters(); }
   bool sharded() const override { return true; }
   Ownership ownership(int rank) const override {
@@ -77,9 +79,10 @@ class ShardedSync final : public GradientSync {
   }
   std::size_t wireBytesPerStep() const override { return averager_.stats().wireBytesPerStep; }
   std::string describe() const override {
-    return describeAverager("ShardedGradientAverager (reduce-scatter of 1/B-scaled gradients, shard update, "
-                            "all-gather of the parameters",
-                            averager_);
+    return describeAverager(
+        "ShardedGradientAverager (reduce-scatter of 1/B-scaled gradients, shard update, "
+        "all-gather of the parameters",
+        averager_);
   }
 
  private:

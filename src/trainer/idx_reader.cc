@@ -24,9 +24,7 @@ struct GzCloser {
 };
 using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw InvalidArgument(path + ": " + what);
-}
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw InvalidArgument(path + ": " + what); }
 
 std::string hex(unsigned value) {
   std::ostringstream out;
@@ -54,7 +52,8 @@ std::size_t readSome(gzFile_s* file, const std::string& path, std::uint8_t* out,
 std::vector<std::size_t> readHeader(gzFile_s* file, const std::string& path, std::size_t expectedRank) {
   std::uint8_t magic[4] = {};
   if (readSome(file, path, magic, 4) != 4) fail(path, "too short for an IDX header (fewer than 4 bytes)");
-  const unsigned magicValue = (unsigned{magic[0]} << 24) | (unsigned{magic[1]} << 16) | (unsigned{magic[2]} << 8) | magic[3];
+  const unsigned magicValue = (unsigned{magic[0]} << 24) | (unsigned{magic[1]} << 16) | (unsigned{magic[2]} << 8) |
+                              magic[3];
   if (magic[0] != 0 || magic[1] != 0) fail(path, "bad magic " + hex(magicValue) + " (not an IDX file)");
   if (magic[2] != kUnsignedByteType) {
     fail(path, "IDX element type " + hex(magic[2]) + ", expected 0x8 (unsigned byte)");
@@ -67,7 +66,8 @@ std::vector<std::size_t> readHeader(gzFile_s* file, const std::string& path, std
   std::size_t total = 1;
   for (std::size_t d = 0; d < expectedRank; ++d) {
     std::uint8_t b[4] = {};
-    if (readSome(file, path, b, 4) != 4) fail(path, "truncated IDX header (dimension " + std::to_string(d) + " missing)");
+    if (readSome(file, path, b, 4) != 4)
+      fail(path, "truncated IDX header (dimension " + std::to_string(d) + " missing)");
     dims[d] = (std::size_t{b[0]} << 24) | (std::size_t{b[1]} << 16) | (std::size_t{b[2]} << 8) | b[3];
     total *= dims[d] == 0 ? 1 : dims[d];
     if (total > kMaxDataBytes) fail(path, "IDX dimensions describe more than 4 GiB of data (corrupt header?)");
@@ -80,7 +80,8 @@ std::vector<std::size_t> readHeader(gzFile_s* file, const std::string& path, std
 IdxArray readIdxFile(const std::string& path, std::size_t expectedRank) {
   errno = 0;
   GzFile file(gzopen(path.c_str(), "rb"));
-  if (!file) fail(path, std::string("cannot open (") + (errno ? std::strerror(errno) : "zlib could not allocate") + ")");
+  if (!file)
+    fail(path, std::string("cannot open (") + (errno ? std::strerror(errno) : "zlib could not allocate") + ")");
   IdxArray array;
   array.dims = readHeader(file.get(), path, expectedRank);
   std::size_t bytes = 1;

@@ -31,14 +31,16 @@ void checkLaunch(const char* kernel) {
 
 __global__ void addBiasActivationKernel(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu) {
   const std::size_t total = rows * cols;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     const float value = y[i] + bias[i % cols];
     y[i] = relu ? fmaxf(value, 0.0f) : value;
   }
 }
 
 __global__ void reluBackwardKernel(float* dx, const float* activation, std::size_t count) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     if (activation[i] <= 0.0f) dx[i] = 0.0f;
   }
 }
@@ -47,7 +49,8 @@ __global__ void reluBackwardKernel(float* dx, const float* activation, std::size
 __global__ void softmaxCrossEntropyKernel(const float* logits, const std::int32_t* labels, std::size_t rows,
                                           std::size_t classes, float scale, float* dLogits, float* rowLoss,
                                           std::int32_t* rowCorrect) {
-  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < rows; r += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < rows;
+       r += std::size_t{gridDim.x} * blockDim.x) {
     const float* z = logits + r * classes;
     std::size_t best = 0;
     for (std::size_t c = 1; c < classes; ++c) best = z[c] > z[best] ? c : best;
@@ -68,7 +71,8 @@ __global__ void softmaxCrossEntropyKernel(const float* logits, const std::int32_
 
 __global__ void sgdMomentumKernel(float* w, float* v, const float* g, std::size_t count, float lr, float momentum,
                                   float decay) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     const float gradient = g[i] + decay * w[i];
     v[i] = momentum * v[i] + gradient;
     w[i] -= lr * v[i];
@@ -77,7 +81,8 @@ __global__ void sgdMomentumKernel(float* w, float* v, const float* g, std::size_
 
 }  // namespace
 
-void addBiasActivation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu, CUstream_st* stream) {
+void addBiasActivation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu,
+                       CUstream_st* stream) {
   if (rows * cols == 0) return;
   addBiasActivationKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(y, bias, rows, cols, relu);
   checkLaunch("addBiasActivationKernel");

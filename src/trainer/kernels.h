@@ -11,8 +11,7 @@ struct CUstream_st;
 namespace ringsync::trainer::kernels {
 
 // y[r][c] = y[r][c] + bias[c], then max(., 0) when `relu`; y is rows x cols.
-void addBiasActivation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu,
-                       CUstream_st* stream);
+void addBiasActivation(float* y, const float* bias, std::size_t rows, std::size_t cols, bool relu, CUstream_st* stream);
 
 // dx[i] = 0 where activation[i] <= 0 (ReLU's derivative; `activation` is ReLU's output).
 void reluBackward(float* dx, const float* activation, std::size_t count, CUstream_st* stream);

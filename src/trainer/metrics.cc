@@ -45,9 +45,11 @@ std::string formatProgress(std::size_t epoch, std::size_t epochs, std::size_t st
 }
 
 std::string formatEpoch(const EpochRecord& r, std::size_t epochs) {
-  std::string line = format("epoch %zu/%zu done: train loss %.4f acc %.4f", r.epoch, epochs, r.trainLoss, r.trainAccuracy);
+  std::string line = format("epoch %zu/%zu done: train loss %.4f acc %.4f", r.epoch, epochs, r.trainLoss,
+                            r.trainAccuracy);
   if (r.evaluated) line += format("  test loss %.4f acc %.4f", r.test.loss, r.test.accuracy);
-  return line + format("  %.0f samples/s  comm wait %.1f%%  %.1f s", r.samplesPerSecond, 100.0 * r.waitShare, r.seconds);
+  return line +
+         format("  %.0f samples/s  comm wait %.1f%%  %.1f s", r.samplesPerSecond, 100.0 * r.waitShare, r.seconds);
 }
 
 std::string formatSummary(const RunReport& r) {
@@ -59,14 +61,15 @@ std::string formatSummary(const RunReport& r) {
                  r.firstStep, r.lastStep, r.config.sgd.learningRate, lrScheduleName(r.config.sgd.schedule),
                  r.config.sgd.momentum, r.config.sgd.weightDecay);
   text += format("#   gradients: %s\n", r.sync.c_str());
-  text += format("#   per rank: optimizer state %zu bytes (%.3g of a replica's %zu), %zu bytes sent per step (ring "
-                 "count), step %.3f ms\n",
-                 r.optimizerStateBytes,
-                 r.replicatedStateBytes > 0 ? static_cast<double>(r.optimizerStateBytes) / r.replicatedStateBytes : 0.0,
-                 r.replicatedStateBytes, r.wireBytesPerStep, r.stepSeconds * 1e3);
+  text += format(
+      "#   per rank: optimizer state %zu bytes (%.3g of a replica's %zu), %zu bytes sent per step (ring "
+      "count), step %.3f ms\n",
+      r.optimizerStateBytes,
+      r.replicatedStateBytes > 0 ? static_cast<double>(r.optimizerStateBytes) / r.replicatedStateBytes : 0.0,
+      r.replicatedStateBytes, r.wireBytesPerStep, r.stepSeconds * 1e3);
   text += format("#   test accuracy %.4f (%llu/%llu)  test loss %.4f  train loss %.4f\n", r.finalTest.accuracy,
-                 static_cast<unsigned long long>(r.finalTest.correct), static_cast<unsigned long long>(r.finalTest.samples),
-                 r.finalTest.loss, r.finalTrainLoss);
+                 static_cast<unsigned long long>(r.finalTest.correct),
+                 static_cast<unsigned long long>(r.finalTest.samples), r.finalTest.loss, r.finalTrainLoss);
   text += format("#   %.0f samples/s  comm wait %.1f%% of step time  train %.1f s  total %.1f s", r.samplesPerSecond,
                  100.0 * r.waitShare, r.trainSeconds, r.totalSeconds);
   return text;
@@ -79,54 +82,54 @@ std::string reportJson(const RunReport& r) {
   nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
   for (const EpochRecord& e : r.epochRecords) {
     nlohmann::ordered_json record = {{"epoch", e.epoch},
-                             {"steps", e.steps},
-                             {"train_loss", e.trainLoss},
-                             {"train_accuracy", e.trainAccuracy},
-                             {"samples_per_second", e.samplesPerSecond},
-                             {"comm_wait_share", e.waitShare},
-                             {"seconds", e.seconds}};
+                                     {"steps", e.steps},
+                                     {"train_loss", e.trainLoss},
+                                     {"train_accuracy", e.trainAccuracy},
+                                     {"samples_per_second", e.samplesPerSecond},
+                                     {"comm_wait_share", e.waitShare},
+                                     {"seconds", e.seconds}};
     if (e.evaluated) record["test"] = evaluationJson(e.test);
     epochs.push_back(std::move(record));
   }
   const TrainerConfig& c = r.config;
   const nlohmann::ordered_json config = {{"epochs", c.epochs},
-                                 {"global_batch", r.globalBatch},
-                                 {"per_rank_batch", c.perRankBatch},
-                                 {"max_steps", c.maxSteps},
-                                 {"lr", double{c.sgd.learningRate}},
-                                 {"lr_schedule", lrScheduleName(c.sgd.schedule)},
-                                 {"warmup_steps", c.sgd.warmupSteps},
-                                 {"momentum", double{c.sgd.momentum}},
-                                 {"weight_decay", double{c.sgd.weightDecay}},
-                                 {"seed", c.seed},
-                                 {"overlap", c.overlap},
-                                 {"fp16_wire", c.fp16Wire},
-                                 {"shard", c.shard},
-                                 {"blas_threads", c.blasThreads}};
+                                         {"global_batch", r.globalBatch},
+                                         {"per_rank_batch", c.perRankBatch},
+                                         {"max_steps", c.maxSteps},
+                                         {"lr", double{c.sgd.learningRate}},
+                                         {"lr_schedule", lrScheduleName(c.sgd.schedule)},
+                                         {"warmup_steps", c.sgd.warmupSteps},
+                                         {"momentum", double{c.sgd.momentum}},
+                                         {"weight_decay", double{c.sgd.weightDecay}},
+                                         {"seed", c.seed},
+                                         {"overlap", c.overlap},
+                                         {"fp16_wire", c.fp16Wire},
+                                         {"shard", c.shard},
+                                         {"blas_threads", c.blasThreads}};
   const nlohmann::ordered_json root = {{"tool", "ringsync-train"},
-                               {"ranks", r.ranks},
-                               {"device", r.device},
-                               {"model", r.model},
-                               {"parameters", r.parameters},
-                               {"data", r.data},
-                               {"train_samples", r.trainSamples},
-                               {"test_samples", r.testSamples},
-                               {"gradient_sync", r.sync},
-                               {"config", config},
-                               {"first_step", r.firstStep},
-                               {"last_step", r.lastStep},
-                               {"epochs", std::move(epochs)},
-                               {"final_test", evaluationJson(r.finalTest)},
-                               {"final_train_loss", r.finalTrainLoss},
-                               {"train_seconds", r.trainSeconds},
-                               {"total_seconds", r.totalSeconds},
-                               {"samples_per_second", r.samplesPerSecond},
-                               {"comm_wait_share", r.waitShare},
-                               {"step_seconds", r.stepSeconds},
-                               {"sharded", r.sharded},
-                               {"bytes_sent_per_rank_per_step", r.wireBytesPerStep},
-                               {"optimizer_state_bytes_per_rank", r.optimizerStateBytes},
-                               {"replicated_optimizer_state_bytes", r.replicatedStateBytes}};
+                                       {"ranks", r.ranks},
+                                       {"device", r.device},
+                                       {"model", r.model},
+                                       {"parameters", r.parameters},
+                                       {"data", r.data},
+                                       {"train_samples", r.trainSamples},
+                                       {"test_samples", r.testSamples},
+                                       {"gradient_sync", r.sync},
+                                       {"config", config},
+                                       {"first_step", r.firstStep},
+                                       {"last_step", r.lastStep},
+                                       {"epochs", std::move(epochs)},
+                                       {"final_test", evaluationJson(r.finalTest)},
+                                       {"final_train_loss", r.finalTrainLoss},
+                                       {"train_seconds", r.trainSeconds},
+                                       {"total_seconds", r.totalSeconds},
+                                       {"samples_per_second", r.samplesPerSecond},
+                                       {"comm_wait_share", r.waitShare},
+                                       {"step_seconds", r.stepSeconds},
+                                       {"sharded", r.sharded},
+                                       {"bytes_sent_per_rank_per_step", r.wireBytesPerStep},
+                                       {"optimizer_state_bytes_per_rank", r.optimizerStateBytes},
+                                       {"replicated_optimizer_state_bytes", r.replicatedStateBytes}};
   return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -56,12 +56,12 @@ struct RunReport {
   std::vector<EpochRecord> epochRecords;
   Evaluation finalTest;
   double finalTrainLoss = 0;
-  double trainSeconds = 0;      // summed step time (mean over ranks), without evaluation or checkpoints
-  double totalSeconds = 0;      // wall time of Trainer::run
-  double samplesPerSecond = 0;  // over the steps after the first few (warm-up)
-  double waitShare = 0;         // of step time, blocked in the gradient synchronisation
-  double stepSeconds = 0;       // mean step time (over ranks and steps) after the warm-up
-  bool sharded = false;         // --shard
+  double trainSeconds = 0;               // summed step time (mean over ranks), without evaluation or checkpoints
+  double totalSeconds = 0;               // wall time of Trainer::run
+  double samplesPerSecond = 0;           // over the steps after the first few (warm-up)
+  double waitShare = 0;                  // of step time, blocked in the gradient synchronisation
+  double stepSeconds = 0;                // mean step time (over ranks and steps) after the warm-up
+  bool sharded = false;                  // --shard
   std::size_t wireBytesPerStep = 0;      // bytes each rank sends per step (the ring's count)
   std::size_t optimizerStateBytes = 0;   // momentum bytes per rank (the largest rank's)
   std::size_t replicatedStateBytes = 0;  // ... what a replica holds: every parameter's

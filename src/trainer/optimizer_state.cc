@@ -33,9 +33,10 @@ std::vector<float> gatherMomentum(Communicator& comm, const GradientSync& sync, 
   std::vector<float> full(layout.parameterCount());
   for (int r = 0; r < ranks; ++r) {
     const float* theirs = all.data() + static_cast<std::size_t>(r) * largest;
-    forEachSlice(ownership[static_cast<std::size_t>(r)], layout, [&](std::size_t at, std::size_t packed, std::size_t count) {
-      std::copy(theirs + packed, theirs + packed + count, full.begin() + static_cast<std::ptrdiff_t>(at));
-    });
+    forEachSlice(ownership[static_cast<std::size_t>(r)], layout,
+                 [&](std::size_t at, std::size_t packed, std::size_t count) {
+                   std::copy(theirs + packed, theirs + packed + count, full.begin() + static_cast<std::ptrdiff_t>(at));
+                 });
   }
   return full;
 }

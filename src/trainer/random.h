@@ -15,8 +15,8 @@ class Rng {
   // Two seeds mixed into one stream (e.g. the run's seed and an epoch number).
   Rng(std::uint64_t seed, std::uint64_t stream);
 
-  double uniform();                 // [0, 1) with 53 random bits
-  double normal();                  // standard normal (Box-Muller)
+  double uniform();                          // [0, 1) with 53 random bits
+  double normal();                           // standard normal (Box-Muller)
   std::uint64_t below(std::uint64_t bound);  // uniform in [0, bound), bound > 0
 
  private:

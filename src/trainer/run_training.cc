@@ -18,7 +18,7 @@ TrainTestData loadData(Communicator& comm, const TrainerConfig& config) {
   const std::size_t features = config.layers.front(), classes = config.layers.back();
   if (config.syntheticSamples == 0) return loadFashionMnist(comm, config.dataDir, features, classes);
   const std::size_t test = config.syntheticTestSamples > 0 ? config.syntheticTestSamples
-                                                            : std::max<std::size_t>(1, config.syntheticSamples / 5);
+                                                           : std::max<std::size_t>(1, config.syntheticSamples / 5);
   return makeSyntheticData(config.syntheticSamples, test, features, classes, config.seed);
 }
 

@@ -5,8 +5,8 @@
 
 namespace ringsync::trainer {
 
-BatchStats softmaxCrossEntropy(const float* logits, const std::int32_t* labels, std::size_t rows,
-                               std::size_t classes, float scale, float* dLogits) {
+BatchStats softmaxCrossEntropy(const float* logits, const std::int32_t* labels, std::size_t rows, std::size_t classes,
+                               float scale, float* dLogits) {
   BatchStats stats;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* z = logits + r * classes;

@@ -10,7 +10,7 @@
 namespace ringsync::trainer {
 
 // logits: rows x classes. When dLogits is not null it receives scale x (softmax - onehot(label)).
-BatchStats softmaxCrossEntropy(const float* logits, const std::int32_t* labels, std::size_t rows,
-                               std::size_t classes, float scale, float* dLogits);
+BatchStats softmaxCrossEntropy(const float* logits, const std::int32_t* labels, std::size_t rows, std::size_t classes,
+                               float scale, float* dLogits);
 
 }  // namespace ringsync::trainer

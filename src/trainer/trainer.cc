@@ -24,7 +24,11 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTestData& data,
                  std::unique_ptr<ComputeEngine> engine, std::ostream* progress)
-    : comm_(comm), config_(config), data_(data), layout_(config.layers), engine_(std::move(engine)),
+    : comm_(comm),
+      config_(config),
+      data_(data),
+      layout_(config.layers),
+      engine_(std::move(engine)),
       progress_(progress) {
   config_.validate();
   globalBatch_ = config_.effectiveGlobalBatch(comm_.size());
@@ -34,7 +38,8 @@ Trainer::Trainer(Communicator& comm, const TrainerConfig& config, const TrainTes
     throw ConfigError("the data (" + std::to_string(data_.train.features) + " features, " +
                       std::to_string(data_.classes) + " classes) does not fit the model " + layout_.describe());
   }
-  if (data_.train.count == 0 || data_.test.count == 0) throw ConfigError("the data set has no training or test samples");
+  if (data_.train.count == 0 || data_.test.count == 0)
+    throw ConfigError("the data set has no training or test samples");
   const std::size_t largestShare = shareOf(globalBatch_, 0, comm_.size()).count;
   if (engine_->maxRows() < largestShare) {
     throw Error(ErrorCode::kInternal, "compute engine sized for " + std::to_string(engine_->maxRows()) +
@@ -159,7 +164,8 @@ void Trainer::trainStep(const std::vector<std::uint32_t>& order, std::size_t bat
   engine_->applySgd(config_.sgd, learningRateAt(config_.sgd, position_.step, totalSteps_),
                     [this, stream](std::size_t tensor) { sync_->markUpdated(tensor, stream); });
   const double seconds = secondsSince(start);
-  const StepStats step{stats.lossSum, static_cast<double>(stats.correct), static_cast<double>(share.count), seconds, wait, 1};
+  const StepStats step{
+      stats.lossSum, static_cast<double>(stats.correct), static_cast<double>(share.count), seconds, wait, 1};
   window_.add(step);
   epoch_.add(step);
   if (stepsThisRun_++ >= kWarmupSteps) timed_.add(step);

@@ -45,9 +45,9 @@ void sweep(const Options& options, const char* expectedAlgorithm) {
     for (std::size_t count : counts) {
       for (bool inPlace : {false, true}) {
         const std::size_t wrong = runOne(comm, type, count, inPlace);
-        INFO(dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << " algo="
-             << algorithmName(options.algorithm) << ": rank " << comm.rank() << " has " << wrong << " wrong; ran "
-             << comm.lastPlacement().algorithm);
+        INFO(dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "")
+                                << " algo=" << algorithmName(options.algorithm) << ": rank " << comm.rank() << " has "
+                                << wrong << " wrong; ran " << comm.lastPlacement().algorithm);
         REQUIRE(test::allRanks(wrong == 0));
         if (expectedAlgorithm != nullptr && n > 1) REQUIRE(comm.lastPlacement().algorithm == expectedAlgorithm);
       }

@@ -69,9 +69,9 @@ void sweep(const Options& options, const std::vector<std::size_t>& extraCounts, 
         for (bool inPlace : {false, true}) {
           const Outcome outcome = runOne(comm, type, op, count, inPlace);
           const bool ok = test::allRanks(outcome.wrong == 0);
-          INFO(test::describe(type, op, count, inPlace) << " algo=" << algorithmName(options.algorithm)
-               << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong
-               << " got " << outcome.got << " want " << outcome.want);
+          INFO(test::describe(type, op, count, inPlace)
+               << " algo=" << algorithmName(options.algorithm) << ": rank " << comm.rank() << " has " << outcome.wrong
+               << " wrong, first at " << outcome.firstWrong << " got " << outcome.got << " want " << outcome.want);
           REQUIRE(ok);
         }
       }
@@ -93,7 +93,7 @@ TEST_CASE("allreduce: ring forced, small and large counts", "[allreduce][ring]")
   options.algorithm = Algorithm::kRing;
   options.ringSegmentBytes = kSmallSegmentBytes;
   options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;  // the same cut when the ranks span hosts (tests/netns)
-  options.ringDepth = 2;  // the minimum pipeline depth must work too
+  options.ringDepth = 2;                                     // the minimum pipeline depth must work too
   options.ringDepthAcrossNodes = 2;
   sweep(options, {}, false);
 }
@@ -145,8 +145,16 @@ TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly memb
                     HierarchyBlocker blocker = HierarchyBlocker::kNone) {
     const int size = nodes * ranksPerNode;
     const bool hierarchy = blocker == HierarchyBlocker::kNone;
-    const SelectionInputs in{kind,    bytes / 4, 4, size, false, 32768, options, blocker,
-                             hierarchy ? std::size_t{4} << 20 : 0, hierarchy ? nodes : size};
+    const SelectionInputs in{kind,
+                             bytes / 4,
+                             4,
+                             size,
+                             false,
+                             32768,
+                             options,
+                             blocker,
+                             hierarchy ? std::size_t{4} << 20 : 0,
+                             hierarchy ? nodes : size};
     return std::string(detail::algorithmName(chooseAlgorithm(in).algorithm));
   };
   const CollectiveKind allreduce = CollectiveKind::kAllreduce;
@@ -219,8 +227,8 @@ TEST_CASE("allreduce: recursive doubling, messages at the edges of its parts", "
       for (std::size_t count : {whole - 1, whole, whole + 1}) {
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
           const Outcome outcome = runOne(comm, type, op, count, false);
-          INFO(test::describe(type, op, count, false) << ": rank " << comm.rank() << " has " << outcome.wrong
-               << " wrong, first at " << outcome.firstWrong);
+          INFO(test::describe(type, op, count, false)
+               << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong);
           REQUIRE(test::allRanks(outcome.wrong == 0));
           REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "recursive_doubling"));
         }
@@ -249,9 +257,9 @@ TEST_CASE("allreduce: default options at split's largest message and one element
   Communicator comm(MPI_COMM_WORLD);
   const int n = comm.size();
   // Split carries a message while every rank's first round (all chunks but its own) fits a slot.
-  const std::size_t slotBytes =
-      n > 1 ? std::min(detail::kMaxSmallBytes, detail::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
-            : detail::kMaxSmallBytes;
+  const std::size_t slotBytes = n > 1 ? std::min(detail::kMaxSmallBytes,
+                                                 detail::kDirectRoundBytes / static_cast<std::size_t>(n - 1))
+                                      : detail::kMaxSmallBytes;
   std::size_t largest = slotBytes / 4;  // one rank: no split, any count is a plain copy
   if (n > 1)
     while (detail::SplitChunks(largest + 1, n).largestGather() * 4 <= slotBytes) ++largest;
@@ -259,8 +267,8 @@ TEST_CASE("allreduce: default options at split's largest message and one element
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
       for (bool inPlace : {false, true}) {
         const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, inPlace);
-        INFO(test::describe(DataType::kFloat32, op, count, inPlace) << ": rank " << comm.rank() << " has "
-             << outcome.wrong << " wrong, first at " << outcome.firstWrong);
+        INFO(test::describe(DataType::kFloat32, op, count, inPlace)
+             << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong);
         REQUIRE(test::allRanks(outcome.wrong == 0));
       }
     }
@@ -294,8 +302,13 @@ TEST_CASE("split chunks: contiguous, cover the count, and locate each chunk in a
 TEST_CASE("allreduce: agrees with MPI_Allreduce for float32 and float64", "[allreduce][mpi-reference]") {
   Communicator comm(MPI_COMM_WORLD);
   const std::size_t count = 100003;
-  const struct { ReduceOp op; MPI_Op mpiOp; } pairs[] = {{ReduceOp::kSum, MPI_SUM}, {ReduceOp::kProd, MPI_PROD},
-                                                         {ReduceOp::kMin, MPI_MIN}, {ReduceOp::kMax, MPI_MAX}};
+  const struct {
+    ReduceOp op;
+    MPI_Op mpiOp;
+  } pairs[] = {{ReduceOp::kSum, MPI_SUM},
+               {ReduceOp::kProd, MPI_PROD},
+               {ReduceOp::kMin, MPI_MIN},
+               {ReduceOp::kMax, MPI_MAX}};
   for (const auto& pair : pairs) {
     for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
       TypedBuffer input(type, count), ours(type, count), theirs(type, count);

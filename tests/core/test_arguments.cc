@@ -47,9 +47,12 @@ TEST_CASE("arguments: bad allreduce arguments are rejected before anything is to
   expectRejected([&] { comm.allreduce(a.data() + 8, a.data(), 16, DataType::kFloat32, ReduceOp::kSum); }, "overlap");
   expectRejected([&] { comm.allreduce(a.data(), b.data(), 4, static_cast<DataType>(42), ReduceOp::kSum); }, "type=42");
   expectRejected([&] { comm.allreduce(a.data(), b.data(), 4, DataType::kInt32, static_cast<ReduceOp>(-1)); }, "op=-1");
-  expectRejected([&] {
-    comm.allreduce(a.data(), b.data(), std::numeric_limits<std::size_t>::max() / 2, DataType::kFloat64, ReduceOp::kSum);
-  }, "exceeds the address space");
+  expectRejected(
+      [&] {
+        comm.allreduce(a.data(), b.data(), std::numeric_limits<std::size_t>::max() / 2, DataType::kFloat64,
+                       ReduceOp::kSum);
+      },
+      "exceeds the address space");
 
   CHECK(untouched(a));
   CHECK(untouched(b));
@@ -89,13 +92,13 @@ TEST_CASE("arguments: bad reducescatter and allgather arguments are rejected", "
   expectRejected([&] { reduceScatter(nullptr, b.data(), 4); }, "send is null");
   expectRejected([&] { reduceScatter(a.data(), nullptr, 4); }, "recv is null");
   expectRejected([&] { comm.reduceScatter(a.data(), b.data(), 4, DataType::kInt8, static_cast<ReduceOp>(9)); }, "op=9");
-  expectRejected([&] { comm.reduceScatter(a.data(), b.data(), 4, static_cast<DataType>(77), ReduceOp::kSum); }, "type=77");
+  expectRejected([&] { comm.reduceScatter(a.data(), b.data(), 4, static_cast<DataType>(77), ReduceOp::kSum); },
+                 "type=77");
   // recv may be this rank's block of send (in place), nothing else inside it.
   const std::size_t own = 4 * static_cast<std::size_t>(comm.rank());
   expectRejected([&] { reduceScatter(a.data(), a.data() + own + 1, 4); }, "this rank's block");
   if (n > 1) expectRejected([&] { reduceScatter(a.data(), a.data() + (own + 4) % (4 * n), 4); }, "this rank's block");
-  expectRejected([&] { reduceScatter(a.data(), b.data(), (std::size_t{1} << 62) / n); },
-                 "exceeds the address space");
+  expectRejected([&] { reduceScatter(a.data(), b.data(), (std::size_t{1} << 62) / n); }, "exceeds the address space");
   // send may be this rank's block of recv (in place), nothing else inside it.
   expectRejected([&] { comm.allgather(b.data() + own + 1, b.data(), 4, DataType::kInt8); }, "this rank's block");
   expectRejected([&] { comm.allgather(a.data(), nullptr, 4, DataType::kInt8); }, "recv is null");
@@ -153,7 +156,7 @@ TEST_CASE("arguments: ranks that disagree raise MismatchError on every rank, nam
     SUCCEED("a single rank cannot disagree with itself");
     return;
   }
-  const int odd = comm.size() - 1;  // the rank that makes a different call
+  const int odd = comm.size() - 1;                                   // the rank that makes a different call
   for (std::size_t base : {std::size_t{16}, std::size_t{100000}}) {  // direct and ring paths
     std::vector<float> data(base + 8, 1.0f);
     const std::size_t count = comm.rank() == odd ? base + 8 : base;

@@ -14,7 +14,8 @@ TEST_CASE("large: all-reduce of more than 2^31 int8 elements", "[large]") {
   const std::size_t count = (std::size_t{1} << 31) + 1021;
   std::vector<std::int8_t> data(count);
   // x_r[i] = (r + i) % 3 - 1, so the sum over n ranks is small and has a closed form.
-  for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<std::int8_t>((static_cast<std::size_t>(comm.rank()) + i) % 3) - 1;
+  for (std::size_t i = 0; i < count; ++i)
+    data[i] = static_cast<std::int8_t>((static_cast<std::size_t>(comm.rank()) + i) % 3) - 1;
   comm.allreduce(data.data(), data.data(), count, DataType::kInt8, ReduceOp::kSum);
   const int n = comm.size();
   int expectedByResidue[3] = {0, 0, 0};  // the sum depends only on i % 3

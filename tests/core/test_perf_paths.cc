@@ -58,7 +58,10 @@ void checkHalfKernels(bool bfloat) {
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const float x = widenScalar(bfloat, a[i]), y = widenScalar(bfloat, b[i]);
-      const float r = op == ReduceOp::kSum ? x + y : op == ReduceOp::kProd ? x * y : op == ReduceOp::kMin ? (y < x ? y : x) : (x < y ? y : x);
+      const float r = op == ReduceOp::kSum    ? x + y
+                      : op == ReduceOp::kProd ? x * y
+                      : op == ReduceOp::kMin  ? (y < x ? y : x)
+                                              : (x < y ? y : x);
       const std::uint16_t want = narrowScalar(bfloat, r);
       if (std::isnan(widenScalar(bfloat, want))) continue;  // inf - inf etc.: NaN payloads may differ
       wrong += out[i] != want;
@@ -91,9 +94,10 @@ TEST_CASE("perf kernels: a NaN or Inf is found at every position", "[perf][kerne
       CHECK_FALSE(containsNonFinite(data.data(), count, type));
       for (std::size_t at = 0; at < count; at += (at < 40 ? 1 : 97)) {
         std::vector<std::uint8_t> bad = data;
-        const std::uint64_t inf = type == DataType::kFloat64 ? 0x7ff0000000000000ull
+        const std::uint64_t inf = type == DataType::kFloat64   ? 0x7ff0000000000000ull
                                   : type == DataType::kFloat32 ? 0x7f800000ull
-                                  : type == DataType::kFloat16 ? 0x7c00ull : 0x7f80ull;
+                                  : type == DataType::kFloat16 ? 0x7c00ull
+                                                               : 0x7f80ull;
         std::memcpy(bad.data() + at * elementBytes, &inf, elementBytes);  // little-endian low bytes
         INFO(dataTypeName(type) << " count=" << count << " inf at " << at);
         CHECK(containsNonFinite(bad.data(), count, type));
@@ -178,8 +182,8 @@ TEST_CASE("perf exchange: shared-memory rounds carry every rank's header and pay
       message = "rank " + std::to_string(size - 1);  // the silent one
     }
     INFO("rank " << rank << ": " << message);
-    REQUIRE(test::allRanks(message.find("rank(s) " + std::to_string(size - 1)) != std::string::npos ||
-                           rank == size - 1));
+    REQUIRE(
+        test::allRanks(message.find("rank(s) " + std::to_string(size - 1)) != std::string::npos || rank == size - 1));
     MPI_Barrier(comm);
   }
   MPI_Comm_free(&comm);
@@ -234,13 +238,16 @@ TEST_CASE("perf ring: mismatches around the early first segment leave every rank
   auto ring = [&] { comm.allreduce(a.data(), a.data(), kRingCount, DataType::kFloat32, ReduceOp::kSum); };
   for (int odd : {comm.size() - 1, 0}) {
     SECTION("another count on rank " + std::to_string(odd)) {
-      expectMismatch(comm, odd, ring, [&] { comm.allreduce(a.data(), a.data(), kRingCount * 2, DataType::kFloat32, ReduceOp::kSum); });
+      expectMismatch(comm, odd, ring,
+                     [&] { comm.allreduce(a.data(), a.data(), kRingCount * 2, DataType::kFloat32, ReduceOp::kSum); });
     }
     SECTION("another type (other segment sizes) on rank " + std::to_string(odd)) {
-      expectMismatch(comm, odd, ring, [&] { comm.allreduce(d.data(), d.data(), kRingCount, DataType::kFloat64, ReduceOp::kSum); });
+      expectMismatch(comm, odd, ring,
+                     [&] { comm.allreduce(d.data(), d.data(), kRingCount, DataType::kFloat64, ReduceOp::kSum); });
     }
     SECTION("a direct all-reduce on rank " + std::to_string(odd)) {
-      expectMismatch(comm, odd, ring, [&] { comm.allreduce(a.data(), a.data(), 3, DataType::kFloat32, ReduceOp::kSum); });
+      expectMismatch(comm, odd, ring,
+                     [&] { comm.allreduce(a.data(), a.data(), 3, DataType::kFloat32, ReduceOp::kSum); });
     }
     SECTION("a barrier on rank " + std::to_string(odd)) {
       expectMismatch(comm, odd, ring, [&] { comm.barrier(); });
@@ -249,7 +256,8 @@ TEST_CASE("perf ring: mismatches around the early first segment leave every rank
       expectMismatch(comm, odd, ring, [&] { comm.broadcast(a.data(), kRingCount, DataType::kFloat32, 0); });
     }
     SECTION("everyone else broadcasts, rank " + std::to_string(odd) + " runs the ring") {
-      expectMismatch(comm, odd, [&] { comm.broadcast(a.data(), kRingCount, DataType::kFloat32, 0); }, ring);
+      expectMismatch(
+          comm, odd, [&] { comm.broadcast(a.data(), kRingCount, DataType::kFloat32, 0); }, ring);
     }
   }
   expectInStep(comm);

@@ -109,8 +109,15 @@ TEST_CASE("selection: recursive doubling across nodes up to its limit; one node 
   auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy, int size, int members = 0) {
     const bool oneNode = hierarchy == HierarchyBlocker::kOneNode;
     if (members == 0) members = oneNode ? 0 : hierarchy == HierarchyBlocker::kNone ? 2 : size;
-    const SelectionInputs in{CollectiveKind::kAllreduce, bytes / 4, 4, size, oneNode, oneNode ? std::size_t{4} << 20 : 32768,
-                             options, hierarchy, hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0,
+    const SelectionInputs in{CollectiveKind::kAllreduce,
+                             bytes / 4,
+                             4,
+                             size,
+                             oneNode,
+                             oneNode ? std::size_t{4} << 20 : 32768,
+                             options,
+                             hierarchy,
+                             hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0,
                              members};
     return std::string(algorithmName(chooseAlgorithm(in).algorithm));
   };
@@ -149,8 +156,15 @@ TEST_CASE("selection: broadcast across nodes takes the hierarchical broadcast ab
   Options options;
   auto choose = [&](std::size_t bytes, HierarchyBlocker hierarchy) {
     const bool oneNode = hierarchy == HierarchyBlocker::kOneNode;
-    const SelectionInputs in{CollectiveKind::kBroadcast, bytes, 1, 4, oneNode, oneNode ? std::size_t{4} << 20 : 32768,
-                             options, hierarchy, hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0};
+    const SelectionInputs in{CollectiveKind::kBroadcast,
+                             bytes,
+                             1,
+                             4,
+                             oneNode,
+                             oneNode ? std::size_t{4} << 20 : 32768,
+                             options,
+                             hierarchy,
+                             hierarchy == HierarchyBlocker::kNone ? std::size_t{4} << 20 : 0};
     return std::string(algorithmName(chooseAlgorithm(in).algorithm));
   };
   REQUIRE(choose(8, HierarchyBlocker::kNone) == "direct");

@@ -57,14 +57,16 @@ void sweep(const Options& options, const char* expectedAlgorithm) {
   const auto n = static_cast<std::size_t>(comm.size());
   for (DataType type : kAllDataTypes) {
     std::vector<std::size_t> counts = test::interestingCounts(comm.size(), type, options.ringSegmentBytes);
-    for (std::size_t& count : counts) count = std::min(count, ((std::size_t{1} << 20) + 7) / n);  // the input is n blocks
+    for (std::size_t& count : counts)
+      count = std::min(count, ((std::size_t{1} << 20) + 7) / n);  // the input is n blocks
     for (ReduceOp op : kAllReduceOps) {
       for (std::size_t count : counts) {
         for (bool inPlace : {false, true}) {
           const Outcome outcome = runOne(comm, type, op, count, inPlace);
-          INFO(test::describe(type, op, count, inPlace) << " algo=" << algorithmName(options.algorithm) << ": rank "
-               << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong << " got "
-               << outcome.got << " want " << outcome.want << "; ran " << comm.lastPlacement().algorithm);
+          INFO(test::describe(type, op, count, inPlace)
+               << " algo=" << algorithmName(options.algorithm) << ": rank " << comm.rank() << " has " << outcome.wrong
+               << " wrong, first at " << outcome.firstWrong << " got " << outcome.got << " want " << outcome.want
+               << "; ran " << comm.lastPlacement().algorithm);
           REQUIRE(test::allRanks(outcome.wrong == 0));
           if (expectedAlgorithm != nullptr && n > 1) REQUIRE(comm.lastPlacement().algorithm == expectedAlgorithm);
         }
@@ -107,8 +109,7 @@ TEST_CASE("reducescatter: rounds forced, every count (blocks past a round in sli
   sweep(options, "direct");
 }
 
-TEST_CASE("reducescatter: default options at the round's largest block and one element past it",
-          "[reducescatter]") {
+TEST_CASE("reducescatter: default options at the round's largest block and one element past it", "[reducescatter]") {
   Communicator comm(MPI_COMM_WORLD);
   const auto n = static_cast<std::size_t>(comm.size());
   if (n == 1) return;
@@ -127,7 +128,10 @@ TEST_CASE("reducescatter: agrees with MPI_Reduce_scatter_block for float32 and f
   Communicator comm(MPI_COMM_WORLD);
   const std::size_t count = 25013;
   const auto n = static_cast<std::size_t>(comm.size());
-  const struct { ReduceOp op; MPI_Op mpiOp; } pairs[] = {{ReduceOp::kSum, MPI_SUM}, {ReduceOp::kMax, MPI_MAX}};
+  const struct {
+    ReduceOp op;
+    MPI_Op mpiOp;
+  } pairs[] = {{ReduceOp::kSum, MPI_SUM}, {ReduceOp::kMax, MPI_MAX}};
   for (const auto& pair : pairs) {
     for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
       TypedBuffer input(type, count * n), ours(type, count), theirs(type, count);

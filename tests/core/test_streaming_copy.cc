@@ -28,7 +28,8 @@ TEST_CASE("streamingCopy copies every byte at any alignment and length", "[units
   }
 }
 
-TEST_CASE("SharedCopyPolicy streams after a slow plain copy, looks again every kRecheckEvery rounds", "[units][streaming]") {
+TEST_CASE("SharedCopyPolicy streams after a slow plain copy, looks again every kRecheckEvery rounds",
+          "[units][streaming]") {
   SharedCopyPolicy policy(SharedCopyPolicy::Mode::kAuto);
   const std::size_t big = 1 << 20, small = SharedCopyPolicy::kStreamFromBytes - 1;
   CHECK_FALSE(policy.streams(1, big));  // near until a copy says otherwise

@@ -37,7 +37,7 @@ TEST_CASE("half: float16 round trip and rounding", "[units][half]") {
   CHECK(float16ToFloat(0x3c00) == 1.0f);
   CHECK(float16ToFloat(0x7bff) == 65504.0f);
   CHECK(float16ToFloat(0x0001) == std::ldexp(1.0f, -24));
-  CHECK(floatToFloat16(65520.0f) == 0x7c00);              // ties to even rounds up to Inf here
+  CHECK(floatToFloat16(65520.0f) == 0x7c00);  // ties to even rounds up to Inf here
   CHECK(floatToFloat16(65519.0f) == 0x7bff);
   CHECK(floatToFloat16(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // tie -> even
   CHECK(floatToFloat16(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);
@@ -51,7 +51,7 @@ TEST_CASE("half: bfloat16 round trip and rounding", "[units][half]") {
     if (std::isnan(value)) continue;
     REQUIRE(floatToBfloat16(value) == bits);
   }
-  CHECK(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);   // tie -> even
+  CHECK(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);  // tie -> even
   CHECK(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)) == 0x3f82);
   CHECK(std::isnan(bfloat16ToFloat(floatToBfloat16(std::numeric_limits<float>::quiet_NaN()))));
 }
@@ -79,7 +79,8 @@ TEST_CASE("ring geometry: chunks and segments tile the buffer exactly", "[units]
 TEST_CASE("ring config: between two single-rank nodes a chunk of 192-400 KiB goes whole, nothing else changes",
           "[units][geometry]") {
   const RingConfig base{63 * 1024, 16};
-  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes, upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
+  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes,
+                    upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
   auto config = [&](bool acrossNodes, int ranks, std::size_t count, std::size_t elementBytes) {
     return ringConfigFor(base, acrossNodes, ranks, count, elementBytes);
   };

@@ -54,7 +54,8 @@ StepResult allreduceStep(Communicator& comm, DataType type, ReduceOp op, std::si
   if (step.wrong.empty()) step.wrong = guardWrong(result, count * dataTypeSize(type));
   if (step.wrong.empty() && !inPlace && send.raw() != sendBefore) step.wrong = "the send buffer was modified";
   if (!step.wrong.empty())
-    step.wrong = describeShape("allreduce", count, type) + " " + reduceOpName(op) + (inPlace ? " in place: " : ": ") + step.wrong;
+    step.wrong = describeShape("allreduce", count, type) + " " + reduceOpName(op) + (inPlace ? " in place: " : ": ") +
+                 step.wrong;
   return step;
 }
 
@@ -64,9 +65,11 @@ StepResult broadcastStep(Communicator& comm, DataType type, std::size_t count, i
   if (comm.rank() == root)
     for (std::size_t i = 0; i < count; ++i) buf.set(i, closed_form::rankValue(root, i));
   comm.broadcast(buf.data(), count, type, root);
-  StepResult step{true, false, firstWrong(buf, 0, count, [&](std::size_t i) { return closed_form::rankValue(root, i); })};
+  StepResult step{true, false,
+                  firstWrong(buf, 0, count, [&](std::size_t i) { return closed_form::rankValue(root, i); })};
   if (step.wrong.empty()) step.wrong = guardWrong(buf, count * dataTypeSize(type));
-  if (!step.wrong.empty()) step.wrong = describeShape("broadcast", count, type) + " root=" + std::to_string(root) + ": " + step.wrong;
+  if (!step.wrong.empty())
+    step.wrong = describeShape("broadcast", count, type) + " root=" + std::to_string(root) + ": " + step.wrong;
   return step;
 }
 
@@ -78,7 +81,8 @@ StepResult allgatherStep(Communicator& comm, DataType type, std::size_t count, b
   for (std::size_t i = 0; i < count; ++i) send.set(i, closed_form::rankValue(comm.rank(), i));
   if (inPlace)
     for (std::size_t i = 0; i < count; ++i) recv.set(own + i, closed_form::rankValue(comm.rank(), i));
-  const void* source = inPlace ? static_cast<const void*>(static_cast<const std::uint8_t*>(recv.data()) + own * dataTypeSize(type))
+  const void* source = inPlace ? static_cast<const void*>(static_cast<const std::uint8_t*>(recv.data()) +
+                                                          own * dataTypeSize(type))
                                : send.data();
   comm.allgather(source, recv.data(), count, type);
   auto want = [&](std::size_t i) { return closed_form::rankValue(static_cast<int>(i / count), i % count); };
@@ -100,12 +104,15 @@ StepResult reduceScatterStep(Communicator& comm, DataType type, ReduceOp op, std
   comm.reduceScatter(send.data(), out, count, type, op);
   auto want = [&](std::size_t i) { return closed_form::allreduceExpected(op, type, n, i); };
   // In place the result is send's own block; out of place recv, and send unchanged.
-  StepResult step{true, false, inPlace ? firstWrong(send, own, own + count, want)
-                                       : firstWrong(recv, 0, count, [&](std::size_t j) { return want(own + j); })};
-  if (step.wrong.empty()) step.wrong = inPlace ? guardWrong(send, total * dataTypeSize(type)) : guardWrong(recv, count * dataTypeSize(type));
+  StepResult step{true, false,
+                  inPlace ? firstWrong(send, own, own + count, want)
+                          : firstWrong(recv, 0, count, [&](std::size_t j) { return want(own + j); })};
+  if (step.wrong.empty())
+    step.wrong = inPlace ? guardWrong(send, total * dataTypeSize(type)) : guardWrong(recv, count * dataTypeSize(type));
   if (step.wrong.empty() && !inPlace && send.raw() != sendBefore) step.wrong = "the send buffer was modified";
   if (!step.wrong.empty())
-    step.wrong = describeShape("reducescatter", count, type) + " " + reduceOpName(op) + (inPlace ? " in place: " : ": ") + step.wrong;
+    step.wrong = describeShape("reducescatter", count, type) + " " + reduceOpName(op) +
+                 (inPlace ? " in place: " : ": ") + step.wrong;
   return step;
 }
 

@@ -16,7 +16,7 @@ constexpr std::size_t kArenaBytes = 4096;  // each of the two buffers an invalid
 
 // An invalid call on two sentinel-filled arenas, and what its InvalidArgument must mention.
 struct BadCall {
-  const char* call;       // the message starts with "<call>: "
+  const char* call;  // the message starts with "<call>: "
   std::string mentions;
   std::function<void(Communicator&, std::uint8_t* a, std::uint8_t* b)> run;
 };
@@ -37,8 +37,12 @@ BadCall drawAllreduce(RandomCalls& r) {
   const std::size_t size = dataTypeSize(type);
   const std::size_t count = 1 + r.below(kArenaBytes / 2 / size);
   switch (r.below(7)) {
-    case 0: return {"allreduce", "send is null", [=](Communicator& c, auto*, auto* b) { c.allreduce(nullptr, b, count, type, op); }};
-    case 1: return {"allreduce", "recv is null", [=](Communicator& c, auto* a, auto*) { c.allreduce(a, nullptr, count, type, op); }};
+    case 0:
+      return {"allreduce", "send is null",
+              [=](Communicator& c, auto*, auto* b) { c.allreduce(nullptr, b, count, type, op); }};
+    case 1:
+      return {"allreduce", "recv is null",
+              [=](Communicator& c, auto* a, auto*) { c.allreduce(a, nullptr, count, type, op); }};
     case 2: {
       // Partially overlapping: recv starts 1 .. bytes-1 bytes after send (or before it).
       const std::size_t overlapCount = std::max<std::size_t>(count, 2);
@@ -60,12 +64,14 @@ BadCall drawAllreduce(RandomCalls& r) {
     }
     case 5: {
       const std::size_t absurd = absurdCount(r, type);
-      return {"allreduce", "exceeds the address space", [=](Communicator& c, auto* a, auto* b) { c.allreduce(a, b, absurd, type, op); }};
+      return {"allreduce", "exceeds the address space",
+              [=](Communicator& c, auto* a, auto* b) { c.allreduce(a, b, absurd, type, op); }};
     }
     default: {
       // A garbage pointer whose range runs past the top of the address space.
       const auto* wild = reinterpret_cast<const void*>(UINTPTR_MAX - 63);
-      return {"allreduce", "wraps around", [=](Communicator& c, auto*, auto* b) { c.allreduce(wild, b, count + 64, type, op); }};
+      return {"allreduce", "wraps around",
+              [=](Communicator& c, auto*, auto* b) { c.allreduce(wild, b, count + 64, type, op); }};
     }
   }
 }
@@ -76,9 +82,11 @@ BadCall drawBroadcast(RandomCalls& r, int ranks) {
   switch (r.below(4)) {
     case 0: {
       const int root = pick(r, {-1, ranks, ranks + 7, INT_MIN, INT_MAX});
-      return {"broadcast", "root=" + std::to_string(root), [=](Communicator& c, auto* a, auto*) { c.broadcast(a, count, type, root); }};
+      return {"broadcast", "root=" + std::to_string(root),
+              [=](Communicator& c, auto* a, auto*) { c.broadcast(a, count, type, root); }};
     }
-    case 1: return {"broadcast", "buf is null", [=](Communicator& c, auto*, auto*) { c.broadcast(nullptr, count, type, 0); }};
+    case 1:
+      return {"broadcast", "buf is null", [=](Communicator& c, auto*, auto*) { c.broadcast(nullptr, count, type, 0); }};
     case 2: {
       const int bad = pick(r, {-1, 10, 77});
       return {"broadcast", "type=" + std::to_string(bad),
@@ -86,7 +94,8 @@ BadCall drawBroadcast(RandomCalls& r, int ranks) {
     }
     default: {
       const std::size_t absurd = absurdCount(r, type);
-      return {"broadcast", "exceeds the address space", [=](Communicator& c, auto* a, auto*) { c.broadcast(a, absurd, type, 0); }};
+      return {"broadcast", "exceeds the address space",
+              [=](Communicator& c, auto* a, auto*) { c.broadcast(a, absurd, type, 0); }};
     }
   }
 }
@@ -96,14 +105,20 @@ BadCall drawAllgather(RandomCalls& r, int ranks) {
   const std::size_t size = dataTypeSize(type);
   const std::size_t count = 1 + r.below(kArenaBytes / size / static_cast<std::size_t>(ranks));
   switch (r.below(5)) {
-    case 0: return {"allgather", "send is null", [=](Communicator& c, auto*, auto* b) { c.allgather(nullptr, b, count, type); }};
-    case 1: return {"allgather", "recv is null", [=](Communicator& c, auto* a, auto*) { c.allgather(a, nullptr, count, type); }};
+    case 0:
+      return {"allgather", "send is null",
+              [=](Communicator& c, auto*, auto* b) { c.allgather(nullptr, b, count, type); }};
+    case 1:
+      return {"allgather", "recv is null",
+              [=](Communicator& c, auto* a, auto*) { c.allgather(a, nullptr, count, type); }};
     case 2:  // send inside recv but not this rank's own block (one byte in, so no rank's block)
       return {"allgather", "overlap", [=](Communicator& c, auto*, auto* b) { c.allgather(b + 1, b, count, type); }};
     case 3: {
       // Fits one rank's block but not count * ranks elements.
-      const std::size_t absurd = pick<std::size_t>(r, {((std::size_t{1} << 57) / size) / static_cast<std::size_t>(ranks) + 1, SIZE_MAX});
-      return {"allgather", "exceeds the address space", [=](Communicator& c, auto* a, auto* b) { c.allgather(a, b, absurd, type); }};
+      const std::size_t absurd =
+          pick<std::size_t>(r, {((std::size_t{1} << 57) / size) / static_cast<std::size_t>(ranks) + 1, SIZE_MAX});
+      return {"allgather", "exceeds the address space",
+              [=](Communicator& c, auto* a, auto* b) { c.allgather(a, b, absurd, type); }};
     }
     default: {
       const int bad = pick(r, {-1, 10, 12345});
@@ -129,11 +144,13 @@ BadCall drawReduceScatter(RandomCalls& r, int ranks) {
               [=](Communicator& c, auto* a, auto*) { c.reduceScatter(a, a + 1, count, type, ReduceOp::kSum); }};
     case 3: {
       const int bad = pick(r, {-1, 5, 999});
-      return {"reducescatter", "op=" + std::to_string(bad),
-              [=](Communicator& c, auto* a, auto* b) { c.reduceScatter(a, b, count, type, static_cast<ReduceOp>(bad)); }};
+      return {"reducescatter", "op=" + std::to_string(bad), [=](Communicator& c, auto* a, auto* b) {
+                c.reduceScatter(a, b, count, type, static_cast<ReduceOp>(bad));
+              }};
     }
     default: {
-      const std::size_t absurd = pick<std::size_t>(r, {((std::size_t{1} << 57) / size) / static_cast<std::size_t>(ranks) + 1, SIZE_MAX});
+      const std::size_t absurd =
+          pick<std::size_t>(r, {((std::size_t{1} << 57) / size) / static_cast<std::size_t>(ranks) + 1, SIZE_MAX});
       return {"reducescatter", "exceeds the address space",
               [=](Communicator& c, auto* a, auto* b) { c.reduceScatter(a, b, absurd, type, ReduceOp::kSum); }};
     }
@@ -174,7 +191,8 @@ StepResult RandomCalls::invalidStep(Communicator& comm) {
   }
   if (wrong.empty() && (a != aBefore || b != bBefore)) wrong = "touched a buffer";
   if (wrong.empty() && comm.callCount() != callsBefore) wrong = "used a call number";
-  if (!wrong.empty()) wrong = std::string("invalid ") + bad.call + " expected to mention '" + bad.mentions + "' " + wrong;
+  if (!wrong.empty())
+    wrong = std::string("invalid ") + bad.call + " expected to mention '" + bad.mentions + "' " + wrong;
   return {true, true, wrong};
 }
 

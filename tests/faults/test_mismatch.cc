@@ -30,8 +30,8 @@ struct Scenario {
 };
 
 std::vector<Scenario> scenarios(int n) {
-  using faults::allreduceSpec;
   using faults::allgatherSpec;
+  using faults::allreduceSpec;
   using faults::broadcastSpec;
   using faults::reduceScatterSpec;
   const DataType f32 = DataType::kFloat32;
@@ -52,13 +52,15 @@ std::vector<Scenario> scenarios(int n) {
       {"op, ring", allreduceSpec(kLarge, f32, ReduceOp::kAvg), allreduceSpec(kLarge, f32, ReduceOp::kSum)},
       {"root, direct", broadcastSpec(kSmall, f32, 0), broadcastSpec(kSmall, f32, n - 1)},
       {"root, chain", broadcastSpec(kLarge, f32, n - 1), broadcastSpec(kLarge, f32, 0)},
-      {"type, chain broadcast", broadcastSpec(kLarge, DataType::kInt64, 0), broadcastSpec(kLarge, DataType::kFloat64, 0)},
+      {"type, chain broadcast", broadcastSpec(kLarge, DataType::kInt64, 0),
+       broadcastSpec(kLarge, DataType::kFloat64, 0)},
       {"broadcast vs allreduce, direct", allreduceSpec(kSmall, f32, ReduceOp::kSum), broadcastSpec(kSmall, f32, 0)},
       {"broadcast vs allreduce, ring", allreduceSpec(kLarge, f32, ReduceOp::kSum), broadcastSpec(kLarge, f32, 0)},
       {"allgather vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::allgatherSpec(kSmall, f32)},
       {"barrier vs allreduce", allreduceSpec(kSmall, f32, ReduceOp::kSum), faults::barrierSpec()},
       {"broadcast vs barrier", faults::barrierSpec(), broadcastSpec(kLarge, f32, 0)},
-      {"reducescatter vs allgather, one round", reduceScatterSpec(kSmall, f32, ReduceOp::kSum), allgatherSpec(kSmall, f32)},
+      {"reducescatter vs allgather, one round", reduceScatterSpec(kSmall, f32, ReduceOp::kSum),
+       allgatherSpec(kSmall, f32)},
       {"reducescatter vs allgather, ring", reduceScatterSpec(kLarge, f32, ReduceOp::kSum), allgatherSpec(kLarge, f32)},
       {"reducescatter count, ring", reduceScatterSpec(kLarge, f32, ReduceOp::kSum),
        reduceScatterSpec(kLarge + 8, f32, ReduceOp::kSum)},
@@ -96,12 +98,12 @@ TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and bot
     const int odd = static_cast<int>(i % static_cast<std::size_t>(n));  // rank 0 is the odd one too
     const std::uint64_t sequence = comm.callCount();
     faults::PatternBuffers buffers(kLarge + 8, n);
-    const faults::Outcome outcome =
-        faults::attempt([&] { faults::runSpec(comm, comm.rank() == odd ? s.odd : s.usual, buffers); });
+    const faults::Outcome outcome = faults::attempt(
+        [&] { faults::runSpec(comm, comm.rank() == odd ? s.odd : s.usual, buffers); });
     // "rank 2 called <odd>; ranks 0, 1 called <usual>", or the other way round when rank 0 is odd.
     const std::string oddText = faults::rankList({odd}) + " called " + faults::describeSpec(s.odd, sequence);
-    const std::string usualText =
-        faults::rankList(faults::ranksExcept(n, odd)) + " called " + faults::describeSpec(s.usual, sequence);
+    const std::string usualText = faults::rankList(faults::ranksExcept(n, odd)) + " called " +
+                                  faults::describeSpec(s.usual, sequence);
     const bool named = outcome.message.find(oddText) != std::string::npos &&
                        outcome.message.find(usualText) != std::string::npos;
     // Every rank takes part in the check that the communicator still works, whatever its own
@@ -114,8 +116,8 @@ TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and bot
     }
     const bool ok = outcome.error == "MismatchError" && named && buffers.untouched() && brokenAfterwards.empty();
     slowest = std::max(slowest, outcome.seconds);
-    INFO(s.name << ", rank " << comm.rank() << " (odd rank " << odd << "): " << outcome.error << ": "
-                << outcome.message << "\n  expected to contain: " << oddText << "\n  and: " << usualText
+    INFO(s.name << ", rank " << comm.rank() << " (odd rank " << odd << "): " << outcome.error << ": " << outcome.message
+                << "\n  expected to contain: " << oddText << "\n  and: " << usualText
                 << "\n  buffers untouched: " << buffers.untouched()
                 << "\n  the communicator afterwards: " << (brokenAfterwards.empty() ? "works" : brokenAfterwards));
     REQUIRE(test::allRanks(ok));
@@ -139,10 +141,12 @@ TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not c
     std::size_t count;  // float32 elements of the all-reduce tried
   };
   const Variant variants[] = {
-      {"segment size", "RINGSYNC_RING_SEGMENT_BYTES=65536 on rank", [](Options& o) { o.ringSegmentBytes = 64 * 1024; }, kLarge},
+      {"segment size", "RINGSYNC_RING_SEGMENT_BYTES=65536 on rank", [](Options& o) { o.ringSegmentBytes = 64 * 1024; },
+       kLarge},
       {"segment size across nodes", "RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=32768 on rank",
        [](Options& o) { o.ringSegmentBytesAcrossNodes = 32 * 1024; }, kLarge},
-      {"small-message threshold", "RINGSYNC_SMALL_BYTES=1024 on rank", [](Options& o) { o.smallBytes = 1024; }, 1000},  // 4000 B: direct vs ring
+      {"small-message threshold", "RINGSYNC_SMALL_BYTES=1024 on rank", [](Options& o) { o.smallBytes = 1024; },
+       1000},  // 4000 B: direct vs ring
       {"algorithm", "RINGSYNC_ALGO=direct on rank", [](Options& o) { o.algorithm = Algorithm::kDirect; }, 1000},
       {"call checks", "RINGSYNC_CHECK=0 on rank", [](Options& o) { o.checkCalls = false; }, kSmall},
       {"finite check", "RINGSYNC_CHECK_FINITE=1 on rank", [](Options& o) { o.checkFinite = true; }, kLarge},

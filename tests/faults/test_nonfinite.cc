@@ -52,8 +52,8 @@ TEST_CASE("nonfinite: NaN or Inf in some ranks' input is named on every rank", "
       {"bfloat16 -Inf, split", DataType::kBFloat16, 300000, [](int r, int n) { return r == 1 % n; }, -INFINITY, 150001},
       {"float32 NaN in the last split chunk", DataType::kFloat32, 200003, [](int r, int n) { return r == n / 2; }, NAN,
        200002},
-      {"float32 NaN in the last ring chunk (12 MB)", DataType::kFloat32, 3000001, [](int r, int n) { return r == n / 2; },
-       NAN, 3000000},
+      {"float32 NaN in the last ring chunk (12 MB)", DataType::kFloat32, 3000001,
+       [](int r, int n) { return r == n / 2; }, NAN, 3000000},
   };
   for (const Poison& p : cases) {
     for (bool inPlace : {true, false}) {
@@ -63,7 +63,8 @@ TEST_CASE("nonfinite: NaN or Inf in some ranks' input is named on every rank", "
       if (p.poisoned(comm.rank(), comm.size())) send.set(p.where, p.value);
       const faults::Outcome outcome = faults::attempt(
           [&] { comm.allreduce(send.data(), inPlace ? send.data() : recv.data(), p.count, p.type, ReduceOp::kSum); });
-      const std::string expected = faults::describeSpec(faults::allreduceSpec(p.count, p.type, ReduceOp::kSum), sequence) +
+      const std::string expected = faults::describeSpec(faults::allreduceSpec(p.count, p.type, ReduceOp::kSum),
+                                                        sequence) +
                                    ": input holds NaN or Inf on " + faults::rankList(poisonedRanks(p, comm.size())) +
                                    " (RINGSYNC_CHECK_FINITE=1)";
       const bool ok = outcome.error == "NonFiniteError" && outcome.message == expected && stillWorks(comm);

@@ -32,7 +32,8 @@ std::uint64_t seedFromEnvironment() {
 
 TEST_CASE("random API driver: valid calls exact, invalid calls rejected untouched", "[faults][random]") {
   const std::uint64_t seed = seedFromEnvironment();
-  faults::report("random API: seed " + std::to_string(seed) + " (replay with RINGSYNC_FAULTS_SEED=" + std::to_string(seed) + ")");
+  faults::report("random API: seed " + std::to_string(seed) +
+                 " (replay with RINGSYNC_FAULTS_SEED=" + std::to_string(seed) + ")");
   Communicator first(MPI_COMM_WORLD);
   Communicator second = first.duplicate();
   faults::RandomCalls calls(seed, first.size());
@@ -54,7 +55,8 @@ TEST_CASE("random API driver: valid calls exact, invalid calls rejected untouche
   // Still in step and working: one more exact call on each communicator.
   for (Communicator* comm : {&first, &second}) {
     long long value = comm->rank() + 1;
-    const faults::Outcome outcome = faults::attempt([&] { comm->allreduce(&value, &value, 1, DataType::kInt64, ReduceOp::kSum); });
+    const faults::Outcome outcome = faults::attempt(
+        [&] { comm->allreduce(&value, &value, 1, DataType::kInt64, ReduceOp::kSum); });
     if ((!outcome.returned() || value != comm->size() * (comm->size() + 1) / 2) && wrongCount++ == 0)
       firstWrong = "the final all-reduce is wrong: " + outcome.message;
   }

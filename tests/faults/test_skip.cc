@@ -1,8 +1,8 @@
 // Fault 1: one rank skips a collective. Every other rank must raise TimeoutError naming the call
 // and exactly that rank, within RINGSYNC_TIMEOUT_SECONDS + 2 s (a bound on the failure path, set
 // small by CTest), after which its communicator refuses further calls with AbortedError saying
-// why. Covered for every kind of call (the ring reduce-scatter and all-gather included) and both all-reduce algorithms, with the skipping rank
-// moving around the ring (rank 0 included).
+// why. Covered for every kind of call (the ring reduce-scatter and all-gather included) and both all-reduce algorithms,
+// with the skipping rank moving around the ring (rank 0 included).
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -34,19 +34,33 @@ struct Scenario {
 std::vector<Scenario> scenarios() {
   return {
       {"direct allreduce",
-       [](Communicator& c, std::vector<float>& b) { c.allreduce(b.data(), b.data(), 16, DataType::kFloat32, ReduceOp::kSum); },
+       [](Communicator& c, std::vector<float>& b) {
+         c.allreduce(b.data(), b.data(), 16, DataType::kFloat32, ReduceOp::kSum);
+       },
        [](std::uint64_t s) { return "allreduce #" + std::to_string(s) + " count=16 float32 sum"; }},
       {"split allreduce",
-       [](Communicator& c, std::vector<float>& b) { c.allreduce(b.data(), b.data(), 300000, DataType::kFloat32, ReduceOp::kAvg); },
+       [](Communicator& c, std::vector<float>& b) {
+         c.allreduce(b.data(), b.data(), 300000, DataType::kFloat32, ReduceOp::kAvg);
+       },
        [](std::uint64_t s) { return "allreduce #" + std::to_string(s) + " count=300000 float32 avg"; }},
       {"ring allreduce",
-       [](Communicator& c, std::vector<float>& b) { c.allreduce(b.data(), b.data(), kRingCount, DataType::kFloat32, ReduceOp::kAvg); },
-       [](std::uint64_t s) { return "allreduce #" + std::to_string(s) + " count=" + std::to_string(kRingCount) + " float32 avg"; }},
+       [](Communicator& c, std::vector<float>& b) {
+         c.allreduce(b.data(), b.data(), kRingCount, DataType::kFloat32, ReduceOp::kAvg);
+       },
+       [](std::uint64_t s) {
+         return "allreduce #" + std::to_string(s) + " count=" + std::to_string(kRingCount) + " float32 avg";
+       }},
       {"chain broadcast",
-       [](Communicator& c, std::vector<float>& b) { c.broadcast(b.data(), kChainCount, DataType::kFloat32, c.size() - 1); },
-       [](std::uint64_t s) { return "broadcast #" + std::to_string(s) + " count=" + std::to_string(kChainCount) + " float32 root="; }},
+       [](Communicator& c, std::vector<float>& b) {
+         c.broadcast(b.data(), kChainCount, DataType::kFloat32, c.size() - 1);
+       },
+       [](std::uint64_t s) {
+         return "broadcast #" + std::to_string(s) + " count=" + std::to_string(kChainCount) + " float32 root=";
+       }},
       {"allgather",
-       [](Communicator& c, std::vector<float>& b) { c.allgather(b.data(), b.data() + 4096 * c.size(), 4096, DataType::kFloat32); },
+       [](Communicator& c, std::vector<float>& b) {
+         c.allgather(b.data(), b.data() + 4096 * c.size(), 4096, DataType::kFloat32);
+       },
        [](std::uint64_t s) { return "allgather #" + std::to_string(s) + " count=4096 float32"; }},
       {"ring reducescatter",
        [](Communicator& c, std::vector<float>& b) {
@@ -107,8 +121,8 @@ TEST_CASE("skip: the others time out naming the call and the rank that skipped i
     }
     INFO(scenario.name << ", rank " << comm.rank() << " (rank " << skipper << " skipped): " << why.str());
     const double worst = faults::maxOverRanks(comm.rank() == skipper ? 0.0 : outcome.seconds);
-    faults::report("skip " + std::string(scenario.name) + " np=" + std::to_string(n) + " skipper=" +
-                   std::to_string(skipper) + ": TimeoutError after at most " + std::to_string(worst) +
+    faults::report("skip " + std::string(scenario.name) + " np=" + std::to_string(n) +
+                   " skipper=" + std::to_string(skipper) + ": TimeoutError after at most " + std::to_string(worst) +
                    " s (RINGSYNC_TIMEOUT_SECONDS=" + std::to_string(timeout) + ")");
     REQUIRE(test::allRanks(ok));
   }

@@ -32,7 +32,8 @@ bool runExact(Communicator& comm, const faults::CallSpec& spec) {
     return true;
   }
   const bool root = comm.rank() == spec.root;
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = root ? static_cast<float>(closed_form::rankValue(spec.root, i)) : 0.0f;
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = root ? static_cast<float>(closed_form::rankValue(spec.root, i)) : 0.0f;
   comm.broadcast(data.data(), data.size(), DataType::kFloat32, spec.root);
   for (std::size_t i = 0; i < data.size(); ++i)
     if (data[i] != closed_form::rankValue(spec.root, i)) return false;
@@ -77,12 +78,13 @@ TEST_CASE("stall: a peer 2 s late draws one warning naming the call, then the ca
     const std::string culprit = " s for rank(s) " + std::to_string(late) + "\n";
     const std::size_t at = logged.find(warning);
     const std::size_t lineEnd = at == std::string::npos ? at : logged.find('\n', at);
-    const bool namesLate = lineEnd != std::string::npos && logged.compare(lineEnd + 1 - culprit.size(), culprit.size(), culprit) == 0;
+    const bool namesLate = lineEnd != std::string::npos &&
+                           logged.compare(lineEnd + 1 - culprit.size(), culprit.size(), culprit) == 0;
     bool ok = outcome.returned() && exact;
     if (comm.rank() != late)
       ok = ok && namesLate && faults::occurrences(logged, "stalled") == 1 && outcome.seconds >= 1.5;
-    INFO(call << ", rank " << comm.rank() << " (rank " << late << " late): " << outcome.error << " "
-              << outcome.message << " after " << outcome.seconds << " s, exact " << exact << "\n  logged: " << logged
+    INFO(call << ", rank " << comm.rank() << " (rank " << late << " late): " << outcome.error << " " << outcome.message
+              << " after " << outcome.seconds << " s, exact " << exact << "\n  logged: " << logged
               << "  expected once: " << warning << "..." << culprit);
     REQUIRE(test::allRanks(ok));
   }

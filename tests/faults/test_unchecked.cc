@@ -22,7 +22,9 @@ bool stillWorks(Communicator& comm) {
 
 }  // namespace
 
-TEST_CASE("unchecked: a count mismatch on a path with a round (direct; RINGSYNC_ALGO=mpi) is still refused on every rank", "[faults][unchecked]") {
+TEST_CASE(
+    "unchecked: a count mismatch on a path with a round (direct; RINGSYNC_ALGO=mpi) is still refused on every rank",
+    "[faults][unchecked]") {
   REQUIRE_FALSE(Options::fromEnvironment().checkCalls);
   Communicator comm(MPI_COMM_WORLD);
   const int n = comm.size();
@@ -30,8 +32,8 @@ TEST_CASE("unchecked: a count mismatch on a path with a round (direct; RINGSYNC_
   const int odd = n - 1;
   std::vector<float> data(32, 1.0f);
   const std::size_t count = comm.rank() == odd ? 24 : 16;
-  const faults::Outcome outcome =
-      faults::attempt([&] { comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum); });
+  const faults::Outcome outcome = faults::attempt(
+      [&] { comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum); });
   INFO("rank " << comm.rank() << ": " << outcome.error << ": " << outcome.message);
   // The payload sizes are compared even without fingerprints; the exchange completed, so nothing is
   // in flight and the communicator stays usable.
@@ -42,10 +44,9 @@ TEST_CASE("unchecked: a count mismatch on a path with a round (direct; RINGSYNC_
 // Without fingerprints the ring itself notices a message of the wrong size (ring_pipeline.cc
 // finishReceive). Segments are still in flight then, so the rank must abort (BackendError), not
 // raise a MismatchError that leaves the communicator usable for a call that could consume them.
-TEST_CASE("unchecked: a count mismatch inside the ring aborts every rank's communicator",
-          "[faults][unchecked]") {
+TEST_CASE("unchecked: a count mismatch inside the ring aborts every rank's communicator", "[faults][unchecked]") {
   Options ringOnly = Options::fromEnvironment();  // RINGSYNC_CHECK=0 from the test's environment
-  ringOnly.algorithm = Algorithm::kRing;           // 400 KB would take the direct exchange otherwise
+  ringOnly.algorithm = Algorithm::kRing;          // 400 KB would take the direct exchange otherwise
   Communicator comm(MPI_COMM_WORLD, ringOnly);
   const int n = comm.size();
   if (n == 1) {
@@ -56,8 +57,8 @@ TEST_CASE("unchecked: a count mismatch inside the ring aborts every rank's commu
   const int odd = n - 1;
   std::vector<float> data(200000, 1.0f);
   const std::size_t count = comm.rank() == odd ? 100008 : 100000;
-  const faults::Outcome outcome =
-      faults::attempt([&] { comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum); });
+  const faults::Outcome outcome = faults::attempt(
+      [&] { comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum); });
   const faults::Outcome next = faults::attempt([&] { comm.barrier(); });
   INFO("rank " << comm.rank() << ": " << outcome.error << " after " << outcome.seconds << " s: " << outcome.message
                << " | next call: " << next.error << ": " << next.message);

@@ -105,7 +105,9 @@ class Model {
   }
 
  private:
-  static std::size_t index(std::size_t g, std::size_t i, int step) { return 5 * g + i + static_cast<std::size_t>(step); }
+  static std::size_t index(std::size_t g, std::size_t i, int step) {
+    return 5 * g + i + static_cast<std::size_t>(step);
+  }
 
   std::vector<Layer> layers_;
   std::vector<float> arena_;

@@ -48,9 +48,18 @@ std::vector<Layout> layouts(int n) {
       {"no gradients", {}},
       {"counts around the rank count", test::floatLayers({1, un - 1, un, un + 1, 1021, 2})},
       {"mixed types",
-       {{DataType::kFloat32, 40}, {DataType::kFloat64, 33}, {DataType::kInt32, 17}, {DataType::kFloat16, 129},
-        {DataType::kBFloat16, 65}, {DataType::kInt8, 300}, {DataType::kUInt8, 7}, {DataType::kInt64, 1},
-        {DataType::kUInt32, 2}, {DataType::kUInt64, 3}, {DataType::kFloat32, 0}, {DataType::kFloat16, 600}}},
+       {{DataType::kFloat32, 40},
+        {DataType::kFloat64, 33},
+        {DataType::kInt32, 17},
+        {DataType::kFloat16, 129},
+        {DataType::kBFloat16, 65},
+        {DataType::kInt8, 300},
+        {DataType::kUInt8, 7},
+        {DataType::kInt64, 1},
+        {DataType::kUInt32, 2},
+        {DataType::kUInt64, 3},
+        {DataType::kFloat32, 0},
+        {DataType::kFloat16, 600}}},
   };
 }
 
@@ -176,8 +185,11 @@ TEST_CASE("averager: float16 on the wire for float32 gradients", "[fusion]") {
     std::vector<double> c(10, 1.0 + std::ldexp(1.0, -40));
     GradientAveragerOptions options = smallBuckets(true);
     options.compressFp16 = compress;
-    GradientAverager averager(comm, {{a.data(), a.size(), DataType::kFloat32}, {c.data(), c.size(), DataType::kFloat64},
-                                     {b.data(), b.size(), DataType::kFloat32}}, options);
+    GradientAverager averager(comm,
+                              {{a.data(), a.size(), DataType::kFloat32},
+                               {c.data(), c.size(), DataType::kFloat64},
+                               {b.data(), b.size(), DataType::kFloat32}},
+                              options);
     averager.averageAll();
     const float want = compress ? 1.0f : 1.0f + std::ldexp(1.0f, -12);
     const bool ok = std::all_of(a.begin(), a.end(), [&](float v) { return v == want; }) &&
@@ -258,8 +270,8 @@ TEST_CASE("averager: bad arguments raise InvalidArgument naming them", "[fusion]
   maxOp.op = ReduceOp::kMax;
   CHECK_THROWS_AS(GradientAverager(comm, {{a.data(), 10, DataType::kFloat32}}, maxOp), InvalidArgument);
   // Empty tensors may share any pointer, null included.
-  CHECK_NOTHROW(GradientAverager(comm, {{nullptr, 0, DataType::kFloat32}, {a.data(), 0, DataType::kFloat32},
-                                        {a.data(), 10, DataType::kFloat32}}));
+  CHECK_NOTHROW(GradientAverager(
+      comm, {{nullptr, 0, DataType::kFloat32}, {a.data(), 0, DataType::kFloat32}, {a.data(), 10, DataType::kFloat32}}));
 
   GradientAverager averager(comm, {{a.data(), 10, DataType::kFloat32}, {b.data(), 10, DataType::kFloat32}});
   CHECK_THROWS_WITH(averager.markReady(2), Contains("index=2") && Contains("2 gradients"));

@@ -44,7 +44,8 @@ TEST_CASE("averager errors: a different number of gradients on one rank", "[fusi
     return;
   }
   const bool odd = comm.rank() == 1;
-  Model model(test::floatLayers(odd ? std::vector<std::size_t>{4, 4, 4, 4, 4} : std::vector<std::size_t>{4, 4, 4, 4, 4, 4}));
+  Model model(
+      test::floatLayers(odd ? std::vector<std::size_t>{4, 4, 4, 4, 4} : std::vector<std::size_t>{4, 4, 4, 4, 4, 4}));
   for (bool overlap : {true, false}) {
     GradientAverager averager(comm, model.buffers(), withOverlap(overlap));
     // The first call is markReady here, on every rank.
@@ -65,7 +66,7 @@ TEST_CASE("averager errors: one gradient's count or type differs", "[fusion][err
     return;
   }
   std::vector<test::Layer> layers = test::floatLayers({7, 8, 9, 120, 10, 11});
-  if (comm.rank() == n - 1) layers[3].count = 100;                 // last rank: count of gradient 3
+  if (comm.rank() == n - 1) layers[3].count = 100;                   // last rank: count of gradient 3
   if (n > 2 && comm.rank() == 1) layers[4].type = DataType::kInt32;  // rank 1: type of gradient 4
   Model model(layers);
   GradientAverager averager(comm, model.buffers(), withOverlap(true));
@@ -73,8 +74,9 @@ TEST_CASE("averager errors: one gradient's count or type differs", "[fusion][err
   INFO(message);
   bool named = message.find("gradient 3: rank " + std::to_string(n - 1) +
                             " has count=100 float32, rank 0 has count=120 float32") != std::string::npos;
-  if (n > 2) named = named && message.find("gradient 4: rank 1 has count=10 int32, rank 0 has count=10 float32") !=
-                                  std::string::npos;
+  if (n > 2)
+    named = named &&
+            message.find("gradient 4: rank 1 has count=10 int32, rank 0 has count=10 float32") != std::string::npos;
   REQUIRE(test::allRanks(named));
 }
 

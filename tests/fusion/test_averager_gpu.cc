@@ -90,7 +90,8 @@ TEST_CASE("averager on device gradients: host and device gradients in one list",
   averager.averageAll();  // default stream, then synchronize
   device.copyBack();
   // Both checked against the average (the averager's default op).
-  const std::string wrong = onDevice.check(comm.size(), 0, ReduceOp::kAvg) + onHost.check(comm.size(), 0, ReduceOp::kAvg);
+  const std::string wrong = onDevice.check(comm.size(), 0, ReduceOp::kAvg) +
+                            onHost.check(comm.size(), 0, ReduceOp::kAvg);
   INFO(wrong);
   REQUIRE(test::allRanks(wrong.empty()));
 }

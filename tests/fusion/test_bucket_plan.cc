@@ -70,7 +70,7 @@ TEST_CASE("bucket plan: the first bucket is small, later ones fill to bucketByte
   Arena arena(std::vector<std::size_t>(400, 1));  // 400 tiny gradients of 4 bytes
   const auto buckets = planBuckets(arena.specs, kLimits);
   REQUIRE(buckets.size() == 3);
-  CHECK(buckets[0].members.size() == 64);   // 256 bytes, exactly the first limit
+  CHECK(buckets[0].members.size() == 64);  // 256 bytes, exactly the first limit
   CHECK(buckets[0].firstGradient() == 336);
   CHECK(buckets[1].members.size() == 256);  // 1024 bytes, exactly the bucket limit
   CHECK(buckets[2].members.size() == 80);   // the rest
@@ -177,7 +177,8 @@ TEST_CASE("fusion pack: a bucket as one array, offsets by ascending index; fp16 
   REQUIRE(buckets.size() == 1);
   // The spans the host runner hands to the core, in member order.
   std::vector<Span> spans;
-  for (const BucketMember& member : buckets[0].members) spans.push_back({arena.specs[member.gradient].data, member.count});
+  for (const BucketMember& member : buckets[0].members)
+    spans.push_back({arena.specs[member.gradient].data, member.count});
   const ScatteredBuffer scattered(spans, sizeof(float));
   std::vector<float> fused(buckets[0].count, -1.0f);
   scattered.gather(fused.data());

@@ -42,8 +42,8 @@ enum class Gather { kAll, kEach };
 // One step: fill, mark in backward order, synchronize, check the shards; the "update" copies the
 // averaged shard into the parameters (stale bytes elsewhere), then the gather; returns "" or the
 // first wrong element.
-std::string step(Communicator& comm, ShardedGradientAverager& averager, Model& grads, Model& params, int s,
-                 ReduceOp op, Gather gather) {
+std::string step(Communicator& comm, ShardedGradientAverager& averager, Model& grads, Model& params, int s, ReduceOp op,
+                 Gather gather) {
   grads.fill(comm.rank(), s, op);
   params.scramble(static_cast<std::uint8_t>(0x5a + comm.rank() + s));
   for (std::size_t g = grads.size(); g-- > 0;) averager.markReady(g);
@@ -84,9 +84,18 @@ std::vector<std::vector<Layer>> layouts(int n) {
       test::floatLayers({0, 0}),
       {},
       test::floatLayers({1, un - 1, un, un + 1, 1021, 2}),
-      {{DataType::kFloat32, 40}, {DataType::kFloat64, 33}, {DataType::kInt32, 17}, {DataType::kFloat16, 129},
-       {DataType::kBFloat16, 65}, {DataType::kInt8, 300}, {DataType::kUInt8, 7}, {DataType::kInt64, 1},
-       {DataType::kUInt32, 2}, {DataType::kUInt64, 3}, {DataType::kFloat32, 0}, {DataType::kFloat16, 600}},
+      {{DataType::kFloat32, 40},
+       {DataType::kFloat64, 33},
+       {DataType::kInt32, 17},
+       {DataType::kFloat16, 129},
+       {DataType::kBFloat16, 65},
+       {DataType::kInt8, 300},
+       {DataType::kUInt8, 7},
+       {DataType::kInt64, 1},
+       {DataType::kUInt32, 2},
+       {DataType::kUInt64, 3},
+       {DataType::kFloat32, 0},
+       {DataType::kFloat16, 600}},
   };
 }
 
@@ -116,7 +125,8 @@ TEST_CASE("sharded: exact shards and identical gathered parameters at every buck
 TEST_CASE("sharded: the shards partition every tensor; this rank's equal shardOf(rank)", "[fusion][shard]") {
   Communicator comm(MPI_COMM_WORLD);
   const std::size_t n = static_cast<std::size_t>(comm.size());
-  Model grads(test::floatLayers({1, n - 1, n, n + 1, 1021, 2, 7})), params(test::floatLayers({1, n - 1, n, n + 1, 1021, 2, 7}));
+  Model grads(test::floatLayers({1, n - 1, n, n + 1, 1021, 2, 7})),
+      params(test::floatLayers({1, n - 1, n, n + 1, 1021, 2, 7}));
   ShardedGradientAverager averager(comm, grads.buffers(), params.buffers(), smallBuckets(true));
   bool ok = true;
   std::size_t mine = 0;
@@ -130,7 +140,8 @@ TEST_CASE("sharded: the shards partition every tensor; this rank's equal shardOf
     }
     ok = ok && next == count && averager.shard(g) == averager.shardOf(comm.rank(), g);
     if (count > 0)  // an empty tensor's pointer may be null, or shared
-      ok = ok && averager.shard(grads.data(g)) == averager.shard(g) && averager.shard(params.data(g)) == averager.shard(g);
+      ok = ok && averager.shard(grads.data(g)) == averager.shard(g) &&
+           averager.shard(params.data(g)) == averager.shard(g);
     mine += averager.shard(g).count();
   }
   CHECK(averager.shardElements() == mine);
@@ -244,12 +255,12 @@ TEST_CASE("sharded: the step's order is enforced, naming what is missing", "[fus
   CHECK_THROWS_WITH(averager.synchronize(), Contains("reduce-scattered already"));
   averager.markUpdated(2);
   CHECK_THROWS_WITH(averager.markUpdated(2), Contains("parameter 2 was already marked updated"));
-  CHECK_THROWS_WITH(averager.waitForParameter(2), Contains("parameter 0 was not marked updated") &&
-                                                      Contains("gathered before this one"));
+  CHECK_THROWS_WITH(averager.waitForParameter(2),
+                    Contains("parameter 0 was not marked updated") && Contains("gathered before this one"));
   CHECK_THROWS_WITH(averager.markReady(1), Contains("2 parameters were not marked updated") && Contains("(0, 1)"));
   averager.markUpdated(0);
-  CHECK_THROWS_WITH(averager.waitForParameter(0), Contains("parameter 1 was not marked updated") &&
-                                                      Contains("gathered with this one"));
+  CHECK_THROWS_WITH(averager.waitForParameter(0),
+                    Contains("parameter 1 was not marked updated") && Contains("gathered with this one"));
   averager.markUpdated(1);
   averager.waitForParameter(1);
   averager.waitForParameter(2);
@@ -269,7 +280,8 @@ TEST_CASE("sharded: shard ranges asked for tensors it does not hold", "[fusion][
   std::vector<float> stranger(10);
   ShardedGradientAverager averager(comm, grads.buffers(), params.buffers(), smallBuckets(true));
   CHECK_THROWS_WITH(averager.shard(3), Contains("index=3 is out of range (3 tensors registered)"));
-  CHECK_THROWS_WITH(averager.shardOf(comm.size(), 0), Contains("rank=" + std::to_string(comm.size()) + " is out of range"));
+  CHECK_THROWS_WITH(averager.shardOf(comm.size(), 0),
+                    Contains("rank=" + std::to_string(comm.size()) + " is out of range"));
   CHECK_THROWS_WITH(averager.shardOf(-1, 0), Contains("rank=-1 is out of range"));
   CHECK_THROWS_AS(averager.shard(stranger.data()), InvalidArgument);
   CHECK_THROWS_WITH(averager.shard(static_cast<const float*>(grads.data(0)) + 1),

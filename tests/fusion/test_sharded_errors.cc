@@ -69,7 +69,8 @@ TEST_CASE("sharded errors: tensor lists that differ between ranks, before any by
     const std::string message = messageOf<MismatchError>(
         [&] { ShardedGradientAverager averager(comm, grads.buffers(), params.buffers(), options()); });
     INFO(message);
-    bool named = has(message, "tensor 3: rank " + std::to_string(n - 1) + " has count=100 float32, rank 0 has count=120 float32");
+    bool named = has(message, "tensor 3: rank " + std::to_string(n - 1) +
+                                  " has count=100 float32, rank 0 has count=120 float32");
     if (n > 2) named = named && has(message, "tensor 4: rank 1 has count=10 int32, rank 0 has count=10 float32");
     REQUIRE(test::allRanks(named));
   }
@@ -80,8 +81,8 @@ TEST_CASE("sharded errors: tensor lists that differ between ranks, before any by
     const std::string message = messageOf<MismatchError>(
         [&] { ShardedGradientAverager averager(comm, grads.buffers(), params.buffers(), o); });
     INFO(message);
-    REQUIRE(test::allRanks(has(message, "rank 1 uses bucketBytes=2048") && has(message, "rank 0 uses bucketBytes=1024") &&
-                           has(message, "sharded")));
+    REQUIRE(test::allRanks(has(message, "rank 1 uses bucketBytes=2048") &&
+                           has(message, "rank 0 uses bucketBytes=1024") && has(message, "sharded")));
   }
 }
 
@@ -94,10 +95,12 @@ TEST_CASE("sharded errors: a parameter that does not match its gradient is named
   CHECK_THROWS_WITH(ShardedGradientAverager(comm, {grads[0], grads[1]}, {{p0.data(), 10, DataType::kFloat32}}),
                     Contains("1 parameters for 2 gradients"));
   CHECK_THROWS_WITH(ShardedGradientAverager(comm, {grads[0], grads[1]},
-                                            {{p0.data(), 10, DataType::kFloat32}, {wide.data(), 20, DataType::kFloat64}}),
+                                            {{p0.data(), 10, DataType::kFloat32},
+                                             {wide.data(), 20, DataType::kFloat64}}),
                     Contains("parameter 1 (count=20 float64) does not match gradient 1 (count=20 float32)"));
   CHECK_THROWS_WITH(ShardedGradientAverager(comm, {grads[0], grads[1]},
-                                            {{p0.data(), 10, DataType::kFloat32}, {g0.data() + 2, 5, DataType::kFloat32}}),
+                                            {{p0.data(), 10, DataType::kFloat32},
+                                             {g0.data() + 2, 5, DataType::kFloat32}}),
                     Contains("parameter 1 (count=5 float32) does not match"));
   CHECK_THROWS_WITH(ShardedGradientAverager(comm, {grads[0], grads[1]},
                                             {{g1.data(), 10, DataType::kFloat32}, {p1.data(), 20, DataType::kFloat32}}),

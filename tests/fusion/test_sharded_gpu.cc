@@ -84,9 +84,10 @@ TEST_CASE("sharded averager on device buffers: exact shards, identical gathered 
             const ShardRange own = averager.shard(g);
             const std::size_t size = dataTypeSize(used[g].type);
             if (!own.empty())
-              RINGSYNC_CHECK_CUDA(cudaMemcpyAsync(static_cast<std::byte*>(deviceParams.buffers_[g].data) + own.begin * size,
-                                                  static_cast<std::byte*>(deviceGrads.buffers_[g].data) + own.begin * size,
-                                                  own.count() * size, cudaMemcpyDeviceToDevice, backward.get()));
+              RINGSYNC_CHECK_CUDA(
+                  cudaMemcpyAsync(static_cast<std::byte*>(deviceParams.buffers_[g].data) + own.begin * size,
+                                  static_cast<std::byte*>(deviceGrads.buffers_[g].data) + own.begin * size,
+                                  own.count() * size, cudaMemcpyDeviceToDevice, backward.get()));
             averager.markUpdated(g, backward.get());
           }
           for (std::size_t g = 0; g < used.size(); ++g)

@@ -44,10 +44,10 @@ TEST_CASE("backend: a forced device backend refuses host buffers by name, touchi
     const std::string name = std::string("RINGSYNC_BACKEND=") + backendName(backend);
     Communicator comm(MPI_COMM_WORLD, forced(backend));
     std::vector<float> data(33, 1.5f), out(33, -1.0f);
-    const std::string allreduceError =
-        backendErrorOf([&] { comm.allreduce(data.data(), out.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); });
-    const std::string broadcastError =
-        backendErrorOf([&] { comm.broadcast(data.data(), data.size(), DataType::kFloat32, 0); });
+    const std::string allreduceError = backendErrorOf(
+        [&] { comm.allreduce(data.data(), out.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); });
+    const std::string broadcastError = backendErrorOf(
+        [&] { comm.broadcast(data.data(), data.size(), DataType::kFloat32, 0); });
     INFO(allreduceError << " | " << broadcastError);
     bool ok = contains(allreduceError, name) && contains(allreduceError, "allreduce") &&
               contains(allreduceError, "host buffer") && contains(broadcastError, name) &&

@@ -70,25 +70,27 @@ extern "C" void ringsync_cuda_called(char* out, size_t bytes) {
   std::snprintf(out, bytes, "%s", text.c_str());
 }
 
-#define RINGSYNC_INTERPOSE(ret, name, params, args)                                  \
-  extern "C" ret name params {                                                       \
-    static Counter* counter = registerCounter(#name);                                \
-    counter->calls.fetch_add(1);                                                     \
-    static auto real = reinterpret_cast<ret(*) params>(realSymbol(#name));           \
-    return real args;                                                                \
+#define RINGSYNC_INTERPOSE(ret, name, params, args)                        \
+  extern "C" ret name params {                                             \
+    static Counter* counter = registerCounter(#name);                      \
+    counter->calls.fetch_add(1);                                           \
+    static auto real = reinterpret_cast<ret(*) params>(realSymbol(#name)); \
+    return real args;                                                      \
   }
 
 // --- CUDA runtime -------------------------------------------------------------------------------
 RINGSYNC_INTERPOSE(cudaError_t, cudaGetDeviceCount, (int* count), (count))
 RINGSYNC_INTERPOSE(cudaError_t, cudaGetDevice, (int* device), (device))
 RINGSYNC_INTERPOSE(cudaError_t, cudaSetDevice, (int device), (device))
-RINGSYNC_INTERPOSE(cudaError_t, cudaGetDeviceProperties, (cudaDeviceProp* prop, int device), (prop, device))
-RINGSYNC_INTERPOSE(cudaError_t, cudaDeviceGetAttribute, (int* value, cudaDeviceAttr attr, int device), (value, attr, device))
+RINGSYNC_INTERPOSE(cudaError_t, cudaGetDeviceProperties, (cudaDeviceProp * prop, int device), (prop, device))
+RINGSYNC_INTERPOSE(cudaError_t, cudaDeviceGetAttribute, (int* value, cudaDeviceAttr attr, int device),
+                   (value, attr, device))
 RINGSYNC_INTERPOSE(cudaError_t, cudaDeviceGetPCIBusId, (char* id, int len, int device), (id, len, device))
 RINGSYNC_INTERPOSE(cudaError_t, cudaDeviceSynchronize, (), ())
 RINGSYNC_INTERPOSE(cudaError_t, cudaDriverGetVersion, (int* version), (version))
 RINGSYNC_INTERPOSE(cudaError_t, cudaRuntimeGetVersion, (int* version), (version))
-RINGSYNC_INTERPOSE(cudaError_t, cudaPointerGetAttributes, (cudaPointerAttributes* attributes, const void* ptr), (attributes, ptr))
+RINGSYNC_INTERPOSE(cudaError_t, cudaPointerGetAttributes, (cudaPointerAttributes * attributes, const void* ptr),
+                   (attributes, ptr))
 RINGSYNC_INTERPOSE(cudaError_t, cudaGetDriverEntryPointByVersion,
                    (const char* symbol, void** function, unsigned int version, unsigned long long flags,
                     cudaDriverEntryPointQueryResult* status),
@@ -107,7 +109,7 @@ RINGSYNC_INTERPOSE(cudaError_t, cudaHostUnregister, (void* ptr), (ptr))
 RINGSYNC_INTERPOSE(cudaError_t, cudaMallocManaged, (void** ptr, size_t size, unsigned int flags), (ptr, size, flags))
 RINGSYNC_INTERPOSE(cudaError_t, cudaMallocAsync, (void** ptr, size_t size, cudaStream_t stream), (ptr, size, stream))
 RINGSYNC_INTERPOSE(cudaError_t, cudaFreeAsync, (void* ptr, cudaStream_t stream), (ptr, stream))
-RINGSYNC_INTERPOSE(cudaError_t, cudaMemGetInfo, (size_t* free, size_t* total), (free, total))
+RINGSYNC_INTERPOSE(cudaError_t, cudaMemGetInfo, (size_t * free, size_t* total), (free, total))
 RINGSYNC_INTERPOSE(cudaError_t, cudaMemcpy, (void* dst, const void* src, size_t bytes, cudaMemcpyKind kind),
                    (dst, src, bytes, kind))
 RINGSYNC_INTERPOSE(cudaError_t, cudaMemcpyAsync,
@@ -116,16 +118,16 @@ RINGSYNC_INTERPOSE(cudaError_t, cudaMemcpyAsync,
 RINGSYNC_INTERPOSE(cudaError_t, cudaMemset, (void* ptr, int value, size_t bytes), (ptr, value, bytes))
 RINGSYNC_INTERPOSE(cudaError_t, cudaMemsetAsync, (void* ptr, int value, size_t bytes, cudaStream_t stream),
                    (ptr, value, bytes, stream))
-RINGSYNC_INTERPOSE(cudaError_t, cudaStreamCreate, (cudaStream_t* stream), (stream))
-RINGSYNC_INTERPOSE(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t* stream, unsigned int flags), (stream, flags))
+RINGSYNC_INTERPOSE(cudaError_t, cudaStreamCreate, (cudaStream_t * stream), (stream))
+RINGSYNC_INTERPOSE(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t * stream, unsigned int flags), (stream, flags))
 RINGSYNC_INTERPOSE(cudaError_t, cudaStreamDestroy, (cudaStream_t stream), (stream))
 RINGSYNC_INTERPOSE(cudaError_t, cudaStreamSynchronize, (cudaStream_t stream), (stream))
 RINGSYNC_INTERPOSE(cudaError_t, cudaStreamQuery, (cudaStream_t stream), (stream))
 RINGSYNC_INTERPOSE(cudaError_t, cudaStreamWaitEvent, (cudaStream_t stream, cudaEvent_t event, unsigned int flags),
                    (stream, event, flags))
 RINGSYNC_INTERPOSE(cudaError_t, cudaStreamGetDevice, (cudaStream_t stream, int* device), (stream, device))
-RINGSYNC_INTERPOSE(cudaError_t, cudaEventCreate, (cudaEvent_t* event), (event))
-RINGSYNC_INTERPOSE(cudaError_t, cudaEventCreateWithFlags, (cudaEvent_t* event, unsigned int flags), (event, flags))
+RINGSYNC_INTERPOSE(cudaError_t, cudaEventCreate, (cudaEvent_t * event), (event))
+RINGSYNC_INTERPOSE(cudaError_t, cudaEventCreateWithFlags, (cudaEvent_t * event, unsigned int flags), (event, flags))
 RINGSYNC_INTERPOSE(cudaError_t, cudaEventDestroy, (cudaEvent_t event), (event))
 RINGSYNC_INTERPOSE(cudaError_t, cudaEventRecord, (cudaEvent_t event, cudaStream_t stream), (event, stream))
 RINGSYNC_INTERPOSE(cudaError_t, cudaEventSynchronize, (cudaEvent_t event), (event))
@@ -142,19 +144,19 @@ extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 b
                                           cudaStream_t stream);
 RINGSYNC_INTERPOSE(unsigned, __cudaPushCallConfiguration, (dim3 grid, dim3 block, size_t shared, CUstream_st* stream),
                    (grid, block, shared, stream))
-RINGSYNC_INTERPOSE(cudaError_t, __cudaPopCallConfiguration, (dim3* grid, dim3* block, size_t* shared, void* stream),
+RINGSYNC_INTERPOSE(cudaError_t, __cudaPopCallConfiguration, (dim3 * grid, dim3* block, size_t* shared, void* stream),
                    (grid, block, shared, stream))
-RINGSYNC_INTERPOSE(cudaError_t, __cudaGetKernel, (cudaKernel_t* kernel, const void* func), (kernel, func))
+RINGSYNC_INTERPOSE(cudaError_t, __cudaGetKernel, (cudaKernel_t * kernel, const void* func), (kernel, func))
 RINGSYNC_INTERPOSE(cudaError_t, __cudaLaunchKernel,
                    (cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream),
                    (kernel, grid, block, args, shared, stream))
 
 // --- NCCL ---------------------------------------------------------------------------------------
-RINGSYNC_INTERPOSE(ncclResult_t, ncclGetUniqueId, (ncclUniqueId* id), (id))
-RINGSYNC_INTERPOSE(ncclResult_t, ncclCommInitRank, (ncclComm_t* comm, int ranks, ncclUniqueId id, int rank),
+RINGSYNC_INTERPOSE(ncclResult_t, ncclGetUniqueId, (ncclUniqueId * id), (id))
+RINGSYNC_INTERPOSE(ncclResult_t, ncclCommInitRank, (ncclComm_t * comm, int ranks, ncclUniqueId id, int rank),
                    (comm, ranks, id, rank))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommInitRankConfig,
-                   (ncclComm_t* comm, int ranks, ncclUniqueId id, int rank, ncclConfig_t* config),
+                   (ncclComm_t * comm, int ranks, ncclUniqueId id, int rank, ncclConfig_t* config),
                    (comm, ranks, id, rank, config))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommDestroy, (ncclComm_t comm), (comm))
 RINGSYNC_INTERPOSE(ncclResult_t, ncclCommFinalize, (ncclComm_t comm), (comm))

@@ -52,10 +52,12 @@ std::string checkDeviceAllreduce(Communicator& comm, DataType type, ReduceOp op,
   for (std::size_t i = 0; i < count && problem.empty(); ++i) {
     const double want = closed_form::allreduceExpected(op, type, comm.size(), i);
     if (result.get(i) != want)
-      problem = "element " + std::to_string(i) + " = " + std::to_string(result.get(i)) + ", want " + std::to_string(want);
+      problem = "element " + std::to_string(i) + " = " + std::to_string(result.get(i)) + ", want " +
+                std::to_string(want);
   }
   if (!identicalOnAllRanks(result.data(), result.bytes())) problem += " (results differ between ranks)";
-  if (!allRanks(problem.empty())) return describe(type, op, count, inPlace) + ": " + (problem.empty() ? "a peer failed" : problem);
+  if (!allRanks(problem.empty()))
+    return describe(type, op, count, inPlace) + ": " + (problem.empty() ? "a peer failed" : problem);
   return "";
 }
 
@@ -77,7 +79,8 @@ std::string checkDeviceReduceScatter(Communicator& comm, DataType type, ReduceOp
   for (std::size_t j = 0; j < count && problem.empty(); ++j) {
     const double want = closed_form::allreduceExpected(op, type, comm.size(), own + j);
     if (result.get(j) != want)
-      problem = "element " + std::to_string(j) + " = " + std::to_string(result.get(j)) + ", want " + std::to_string(want);
+      problem = "element " + std::to_string(j) + " = " + std::to_string(result.get(j)) + ", want " +
+                std::to_string(want);
   }
   if (!allRanks(problem.empty()))
     return "reducescatter " + describe(type, op, count, inPlace) + ": " + (problem.empty() ? "a peer failed" : problem);
@@ -123,8 +126,8 @@ std::string checkDeviceBroadcast(Communicator& comm, DataType type, std::size_t 
   for (std::size_t i = 0; i < count && problem.empty(); ++i)
     if (data.get(i) != closed_form::rankValue(root, i)) problem = "element " + std::to_string(i) + " wrong";
   if (!allRanks(problem.empty()))
-    return std::string("broadcast ") + dataTypeName(type) + " count=" + std::to_string(count) + " root=" +
-           std::to_string(root) + ": " + (problem.empty() ? "a peer failed" : problem);
+    return std::string("broadcast ") + dataTypeName(type) + " count=" + std::to_string(count) +
+           " root=" + std::to_string(root) + ": " + (problem.empty() ? "a peer failed" : problem);
   return "";
 }
 

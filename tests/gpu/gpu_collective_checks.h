@@ -1,6 +1,6 @@
-// One device-buffer all-reduce, reduce-scatter, all-gather or broadcast through the public Communicator, checked against the
-// closed forms of test_support.h and for bit-identical results on every rank. Shared by the NCCL
-// and staged tests (label `gpu`).
+// One device-buffer all-reduce, reduce-scatter, all-gather or broadcast through the public Communicator, checked
+// against the closed forms of test_support.h and for bit-identical results on every rank. Shared by the NCCL and staged
+// tests (label `gpu`).
 #pragma once
 
 #include <cstddef>

@@ -57,7 +57,9 @@ Bytes randomValues(DataType type, std::size_t count, std::mt19937_64& rng) {
 // allocation (so offsets 1, 3 ... give addresses that are not 16-byte aligned).
 struct Region {
   Region(DataType t, std::size_t n, std::size_t elementOffset)
-      : type(t), count(n), offset(elementOffset + kGuardElements),
+      : type(t),
+        count(n),
+        offset(elementOffset + kGuardElements),
         memory((n + elementOffset + 2 * kGuardElements) * dataTypeSize(t)) {
     RINGSYNC_CHECK_CUDA(cudaMemset(memory.data(), kSentinel, memory.bytes()));
   }
@@ -79,7 +81,8 @@ struct Region {
     const Bytes all = whole();
     const std::size_t begin = offset * dataTypeSize(type), end = begin + count * dataTypeSize(type);
     bool intact = true;
-    for (std::size_t i = 0; i < all.size(); ++i) intact = intact && (i >= begin && i < end ? true : all[i] == kSentinel);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      intact = intact && (i >= begin && i < end ? true : all[i] == kSentinel);
     *guardsIntact = intact;
     return Bytes(all.begin() + static_cast<std::ptrdiff_t>(begin), all.begin() + static_cast<std::ptrdiff_t>(end));
   }
@@ -89,7 +92,9 @@ struct Region {
   cuda::DeviceBuffer memory;
 };
 
-struct Offsets { std::size_t out, a, b; };
+struct Offsets {
+  std::size_t out, a, b;
+};
 constexpr Offsets kOffsets[] = {{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {0, 1, 2}, {2, 0, 1}};
 // RINGSYNC_GPU_TEST_SMALL=1 (scripts/gpu_verify.sh under compute-sanitizer, where every launch
 // is far slower) keeps the sizes that exercise head, vectors and tail, and drops the large one.
@@ -154,9 +159,9 @@ TEST_CASE("kernels: reduce equals the host reduction, every type, op, size and a
             ++cases;
             if (got != want || !guards) {
               ++failures;
-              UNSCOPED_INFO(dataTypeName(type) << " " << reduceOpName(op) << " count=" << count << " offsets="
-                            << at.out << "," << at.a << "," << at.b << (inPlace ? " in place" : "")
-                            << (guards ? "" : " (wrote outside the output)"));
+              UNSCOPED_INFO(dataTypeName(type) << " " << reduceOpName(op) << " count=" << count << " offsets=" << at.out
+                                               << "," << at.a << "," << at.b << (inPlace ? " in place" : "")
+                                               << (guards ? "" : " (wrote outside the output)"));
             }
           }
   INFO(failures << " of " << cases << " cases differ from the host reference");
@@ -180,7 +185,8 @@ TEST_CASE("kernels: divide equals the host reference", "[gpu][kernels]") {
           bool guards = true;
           if (rout.download(&guards) != want || !guards) {
             ++failures;
-            UNSCOPED_INFO("divide " << dataTypeName(type) << " count=" << count << " offset=" << offset << " by " << divisor);
+            UNSCOPED_INFO("divide " << dataTypeName(type) << " count=" << count << " offset=" << offset << " by "
+                                    << divisor);
           }
         }
       }
@@ -216,7 +222,8 @@ TEST_CASE("kernels: pack and unpack many tensors in one launch", "[gpu][kernels]
       // Reference: the fusion buffer as the host would fill it.
       Bytes want(bufferCursor * size, 0);
       for (const auto& entry : entries) {
-        const std::size_t from = (static_cast<unsigned char*>(entry.tensor) - static_cast<unsigned char*>(tensors.data()));
+        const std::size_t from = (static_cast<unsigned char*>(entry.tensor) -
+                                  static_cast<unsigned char*>(tensors.data()));
         Bytes piece(tensorValues.begin() + static_cast<std::ptrdiff_t>(from),
                     tensorValues.begin() + static_cast<std::ptrdiff_t>(from + entry.count * size));
         if (isFloatingPoint(type) && factor != 1.0) piece = scaleOnHost(type, piece, factor);
@@ -232,7 +239,8 @@ TEST_CASE("kernels: pack and unpack many tensors in one launch", "[gpu][kernels]
       plan.unpack(buffer.data(), factor, nullptr);
       Bytes tensorsWant(tensorCursor * size, 0);
       for (const auto& entry : entries) {
-        const std::size_t to = (static_cast<unsigned char*>(entry.tensor) - static_cast<unsigned char*>(tensors.data()));
+        const std::size_t to = (static_cast<unsigned char*>(entry.tensor) -
+                                static_cast<unsigned char*>(tensors.data()));
         Bytes piece(want.begin() + static_cast<std::ptrdiff_t>(entry.bufferOffset * size),
                     want.begin() + static_cast<std::ptrdiff_t>((entry.bufferOffset + entry.count) * size));
         if (isFloatingPoint(type) && factor != 1.0) piece = scaleOnHost(type, piece, factor);

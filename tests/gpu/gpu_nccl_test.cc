@@ -30,7 +30,8 @@ TEST_CASE("nccl: all-reduce of device buffers, every type and op", "[gpu][nccl]"
   std::string problems;
   for (DataType type : kAllDataTypes)
     for (ReduceOp op : kAllReduceOps)
-      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1021}, std::size_t{(1 << 20) + 7}})
+      for (std::size_t count :
+           {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1021}, std::size_t{(1 << 20) + 7}})
         for (CUstream_st* s : {stream.get(), static_cast<CUstream_st*>(nullptr)})
           problems += test::checkDeviceAllreduce(comm, type, op, count, count % 2 == 0, s, "nccl");
   INFO(problems);
@@ -101,10 +102,12 @@ TEST_CASE("nccl: forced backends on device buffers", "[gpu][nccl]") {
   Communicator nccl(MPI_COMM_WORLD, withBackend(BackendChoice::kNccl));
   REQUIRE(test::checkDeviceAllreduce(nccl, DataType::kFloat32, ReduceOp::kMax, 4099, false, nullptr, "nccl").empty());
   Communicator staged(MPI_COMM_WORLD, withBackend(BackendChoice::kStaged));
-  REQUIRE(test::checkDeviceAllreduce(staged, DataType::kFloat32, ReduceOp::kMax, 4099, false, nullptr, "staged").empty());
+  REQUIRE(
+      test::checkDeviceAllreduce(staged, DataType::kFloat32, ReduceOp::kMax, 4099, false, nullptr, "staged").empty());
   // Host and device buffers in one call are refused before anything runs.
   std::vector<float> host(1024);
-  CHECK_THROWS_AS(nccl.allreduce(host.data(), buffer.data(), 1024, DataType::kFloat32, ReduceOp::kSum), InvalidArgument);
+  CHECK_THROWS_AS(nccl.allreduce(host.data(), buffer.data(), 1024, DataType::kFloat32, ReduceOp::kSum),
+                  InvalidArgument);
 }
 
 // allgather takes host buffers only: a device buffer is rejected before anything is sent -- no

@@ -17,7 +17,7 @@ TEST_CASE("staged: all-reduce of device buffers, every type, op and count", "[gp
   RINGSYNC_GPU_TEST_OR_SKIP();
   Options options;
   options.backend = BackendChoice::kStaged;
-  options.ringSegmentBytes = 4096;  // several segments per chunk at modest counts
+  options.ringSegmentBytes = 4096;             // several segments per chunk at modest counts
   options.ringSegmentBytesAcrossNodes = 4096;  // the same cut should the ranks span nodes
   Communicator comm(MPI_COMM_WORLD, options);
   const auto n = static_cast<std::size_t>(comm.size());
@@ -25,7 +25,8 @@ TEST_CASE("staged: all-reduce of device buffers, every type, op and count", "[gp
   std::string problems;
   for (DataType type : kAllDataTypes)
     for (ReduceOp op : kAllReduceOps)
-      for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n, n + 1, std::size_t{1021}, std::size_t{100003}})
+      for (std::size_t count :
+           {std::size_t{0}, std::size_t{1}, n - 1, n, n + 1, std::size_t{1021}, std::size_t{100003}})
         for (CUstream_st* s : {stream.get(), static_cast<CUstream_st*>(nullptr)})
           problems += test::checkDeviceAllreduce(comm, type, op, count, count % 2 == 1, s, "staged");
   INFO(problems);

@@ -18,14 +18,14 @@ bool everyRankHasGpu();
 }  // namespace ringsync::test
 
 // First statement of every GPU test case: with no device anywhere it says so and passes.
-#define RINGSYNC_GPU_TEST_OR_SKIP()                                      \
-  do {                                                                   \
-    if (!::ringsync::test::everyRankHasGpu()) {                          \
-      if (::ringsync::test::worldRank() == 0) {                          \
-        std::printf("SKIPPED: no CUDA device\n");                        \
-        std::fflush(stdout);                                             \
-      }                                                                  \
-      WARN("SKIPPED: no CUDA device");                                   \
-      return;                                                            \
-    }                                                                    \
+#define RINGSYNC_GPU_TEST_OR_SKIP()               \
+  do {                                            \
+    if (!::ringsync::test::everyRankHasGpu()) {   \
+      if (::ringsync::test::worldRank() == 0) {   \
+        std::printf("SKIPPED: no CUDA device\n"); \
+        std::fflush(stdout);                      \
+      }                                           \
+      WARN("SKIPPED: no CUDA device");            \
+      return;                                     \
+    }                                             \
   } while (0)

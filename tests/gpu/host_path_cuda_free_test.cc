@@ -84,8 +84,9 @@ TEST_CASE("host path: host-buffer collectives make no CUDA or NCCL call without 
   const long made = calls(nullptr) - before;
   INFO("CUDA/NCCL functions called so far: " << calledNames());
   if (detail::gpuDriverPresent()) {
-    WARN("an NVIDIA driver is present: checking that host buffers cost at most cudaGetDeviceCount (once) and the "
-         "driver entry points (once), and that no CUDA context was created");
+    WARN(
+        "an NVIDIA driver is present: checking that host buffers cost at most cudaGetDeviceCount (once) and the "
+        "driver entry points (once), and that no CUDA context was created");
     const long counts = calls("cudaGetDeviceCount") - countBefore;
     const long entryPoints = calls("cudaGetDriverEntryPointByVersion") - entryPointsBefore;
     // No context: a host-only program on a GPU node must not hold memory on (or be refused by) GPU 0.

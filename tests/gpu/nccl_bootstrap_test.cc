@@ -19,7 +19,9 @@ using namespace ringsync;
 namespace {
 
 // The bootstrap waits under the deadline of the device call that triggers it.
-detail::Deadline callDeadline(double timeoutSeconds) { return detail::Deadline(detail::CallHeader{}, timeoutSeconds, 0, {}); }
+detail::Deadline callDeadline(double timeoutSeconds) {
+  return detail::Deadline(detail::CallHeader{}, timeoutSeconds, 0, {});
+}
 
 detail::NcclBootstrapInputs withoutDevice(MPI_Comm comm, detail::Deadline& deadline) {
   detail::NcclBootstrapInputs in{comm, test::worldRank(), test::worldSize(), -1, {}, &deadline};
@@ -56,7 +58,8 @@ TEST_CASE("nccl bootstrap: a rank that never joins is a TimeoutError, not a hang
       outcome = "no timeout";
     } catch (const TimeoutError& error) {
       const std::string text = error.what();
-      if (text.find("NCCL bootstrap") == std::string::npos || text.find("RINGSYNC_TIMEOUT_SECONDS") == std::string::npos)
+      if (text.find("NCCL bootstrap") == std::string::npos ||
+          text.find("RINGSYNC_TIMEOUT_SECONDS") == std::string::npos)
         outcome = "unexpected message: " + text;
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -108,9 +108,9 @@ bool checkReducing(Communicator& comm, FakeStagingMemory& memory, detail::Collec
   bool valuesOk = comm.callCount() == before + 1;
   for (std::size_t i = 0; i < count && valuesOk; ++i)
     valuesOk = closed_form::loadElement(out, i, type) == closed_form::allreduceExpected(op, type, n, outBegin + i);
-  UNSCOPED_INFO(detail::collectiveName(kind) << " " << test::describe(type, op, count, inPlace)
-                << (stream ? " with stream" : " without stream") << ": log " << memory.log
-                << (valuesOk ? "" : ", wrong values"));
+  UNSCOPED_INFO(detail::collectiveName(kind)
+                << " " << test::describe(type, op, count, inPlace) << (stream ? " with stream" : " without stream")
+                << ": log " << memory.log << (valuesOk ? "" : ", wrong values"));
   return orderOk && valuesOk && memory.streamsOk;
 }
 
@@ -126,15 +126,17 @@ bool checkAllgather(Communicator& comm, FakeStagingMemory& memory, DataType type
   const void* in = inPlace ? static_cast<const std::byte*>(recv.data()) + own * dataTypeSize(type) : send.data();
   memory.log.clear();
   memory.expectedStream = stream;
-  detail::stagedRun(memory, detail::Call{detail::CollectiveKind::kAllgather, in, recv.data(), count, type, ReduceOp::kSum, -1, stream},
+  detail::stagedRun(memory,
+                    detail::Call{detail::CollectiveKind::kAllgather, in, recv.data(), count, type, ReduceOp::kSum, -1,
+                                 stream},
                     rank, n, hostStep(comm, memory));
   const bool orderOk = memory.log == expectedLog(count > 0, total > 0, stream != nullptr);
   memory.finish();
   bool valuesOk = true;
   for (std::size_t i = 0; i < total && valuesOk; ++i)
     valuesOk = recv.get(i) == closed_form::rankValue(static_cast<int>(i / count), i % count);
-  UNSCOPED_INFO("allgather " << dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "")
-                << ": log " << memory.log << (valuesOk ? "" : ", wrong values"));
+  UNSCOPED_INFO("allgather " << dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << ": log "
+                             << memory.log << (valuesOk ? "" : ", wrong values"));
   return orderOk && valuesOk && memory.streamsOk;
 }
 
@@ -195,8 +197,14 @@ TEST_CASE("staged host side: the staging buffer is reused only after the last up
   FakeStagingMemory memory;
   std::vector<float> first(100, 1.0f), second(100, 2.0f);
   auto sumInPlace = [&](std::vector<float>& data) {
-    const detail::Call call{detail::CollectiveKind::kAllreduce, data.data(), data.data(), data.size(),
-                            DataType::kFloat32, ReduceOp::kSum, -1, kCallerStream};
+    const detail::Call call{detail::CollectiveKind::kAllreduce,
+                            data.data(),
+                            data.data(),
+                            data.size(),
+                            DataType::kFloat32,
+                            ReduceOp::kSum,
+                            -1,
+                            kCallerStream};
     detail::stagedRun(memory, call, comm.rank(), comm.size(), hostStep(comm, memory));
   };
   memory.expectedStream = kCallerStream;

@@ -39,9 +39,13 @@ class Data {
   Data(const Images& images, ::torch::Dtype dtype)
       : x_(((::torch::from_blob(const_cast<std::uint8_t*>(images.pixels.data()),
                                 {static_cast<int64_t>(images.count), 1, 28, 28}, ::torch::kUInt8)
-                 .to(dtype) / 255.0) - kPixelMean) / kPixelStd),
+                 .to(dtype) /
+             255.0) -
+            kPixelMean) /
+           kPixelStd),
         y_(::torch::from_blob(const_cast<std::uint8_t*>(images.labels.data()), {static_cast<int64_t>(images.count)},
-                              ::torch::kUInt8).to(::torch::kLong)) {}
+                              ::torch::kUInt8)
+               .to(::torch::kLong)) {}
   // Global batch `step` (wrapping around the images read), or this rank's shard of it.
   Batch batch(int64_t step, int64_t size) const {
     const int64_t first = (step * size) % (x_.size(0) / size * size);
@@ -90,12 +94,13 @@ int runCheck(const TrainerOptions& o, ringsync::Communicator& comm, MPI_Comm mpi
   // Every rank starts from other weights: only rank 0's may survive the construction.
   Replica replica(o.model, o.seed + 1000 * static_cast<std::uint64_t>(rank), o.sync, comm, mpiComm);
   if (rank == 0)
-    std::printf("# libtorch_ddp_trainer --check: %s, %lld parameters, %d ranks, batch %lld (%lld per rank), "
-                "gradients averaged by %s, SGD lr %g momentum %g, zero_grad() default (set_to_none)\n"
-                "# step   loss(ranks)  loss(one process)\n",
-                describeModel(o.model).c_str(), static_cast<long long>(replica.parameterCount()), ranks,
-                static_cast<long long>(o.batch), static_cast<long long>(o.batch / ranks), syncName(o.sync),
-                o.model.learningRate, o.model.momentum);
+    std::printf(
+        "# libtorch_ddp_trainer --check: %s, %lld parameters, %d ranks, batch %lld (%lld per rank), "
+        "gradients averaged by %s, SGD lr %g momentum %g, zero_grad() default (set_to_none)\n"
+        "# step   loss(ranks)  loss(one process)\n",
+        describeModel(o.model).c_str(), static_cast<long long>(replica.parameterCount()), ranks,
+        static_cast<long long>(o.batch), static_cast<long long>(o.batch / ranks), syncName(o.sync),
+        o.model.learningRate, o.model.momentum);
   for (int64_t s = 0; s < o.steps; ++s) {
     const Batch whole = data.batch(s, o.batch);
     const double referenceLoss = reference.step(whole.x, whole.y);
@@ -108,10 +113,11 @@ int runCheck(const TrainerOptions& o, ringsync::Communicator& comm, MPI_Comm mpi
   const bool identical = replicasIdentical(comm, replica.parameters());
   const bool passed = worst <= kRelativeLimit && identical;
   if (rank == 0)
-    std::printf("# after %lld steps: largest relative difference to the one-process run %.3g (limit %g)%s; "
-                "replicas bit-identical on all %d ranks: %s\n%s\n",
-                static_cast<long long>(o.steps), worst, kRelativeLimit, worst == 0 ? " (bit-identical)" : "", ranks,
-                identical ? "yes" : "NO", passed ? "PASSED" : "FAILED");
+    std::printf(
+        "# after %lld steps: largest relative difference to the one-process run %.3g (limit %g)%s; "
+        "replicas bit-identical on all %d ranks: %s\n%s\n",
+        static_cast<long long>(o.steps), worst, kRelativeLimit, worst == 0 ? " (bit-identical)" : "", ranks,
+        identical ? "yes" : "NO", passed ? "PASSED" : "FAILED");
   return passed ? 0 : 1;
 }
 
@@ -122,10 +128,10 @@ double median(std::vector<double> values) {
 }
 
 struct ModeTimes {
-  std::vector<double> steps;          // seconds, every timed step
-  std::vector<double> roundMedians;   // seconds
-  double exchangeSeconds = 0;         // ddp: the buckets' all-reduces ...
-  double blockedSeconds = 0;          // ... and the part of them synchronize() waited for
+  std::vector<double> steps;         // seconds, every timed step
+  std::vector<double> roundMedians;  // seconds
+  double exchangeSeconds = 0;        // ddp: the buckets' all-reduces ...
+  double blockedSeconds = 0;         // ... and the part of them synchronize() waited for
 };
 
 void timeRound(Replica& replica, const TrainerOptions& o, const Data& data, ringsync::Communicator& comm, int64_t& step,
@@ -158,12 +164,13 @@ int runCompare(const TrainerOptions& o, ringsync::Communicator& comm, MPI_Comm m
   for (int r = 0; r < o.rounds; ++r)
     for (std::size_t m = 0; m < replicas.size(); ++m) timeRound(*replicas[m], o, data, comm, steps[m], &times[m]);
   if (comm.rank() != 0) return 0;
-  std::printf("# libtorch_ddp_trainer --compare: %s, %lld parameters, %d ranks, batch %lld (%lld per rank), "
-              "%d rounds x %lld steps per mode, interleaved; times of rank 0\n"
-              "# mode           median_ms  round_medians_min..max_ms  hidden\n",
-              describeModel(o.model).c_str(), static_cast<long long>(replicas[0]->parameterCount()), comm.size(),
-              static_cast<long long>(o.batch), static_cast<long long>(o.batch / comm.size()), o.rounds,
-              static_cast<long long>(o.stepsPerRound));
+  std::printf(
+      "# libtorch_ddp_trainer --compare: %s, %lld parameters, %d ranks, batch %lld (%lld per rank), "
+      "%d rounds x %lld steps per mode, interleaved; times of rank 0\n"
+      "# mode           median_ms  round_medians_min..max_ms  hidden\n",
+      describeModel(o.model).c_str(), static_cast<long long>(replicas[0]->parameterCount()), comm.size(),
+      static_cast<long long>(o.batch), static_cast<long long>(o.batch / comm.size()), o.rounds,
+      static_cast<long long>(o.stepsPerRound));
   for (std::size_t m = 0; m < replicas.size(); ++m) {
     const ModeTimes& t = times[m];
     const auto [low, high] = std::minmax_element(t.roundMedians.begin(), t.roundMedians.end());

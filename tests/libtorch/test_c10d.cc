@@ -15,8 +15,8 @@
 #include "support/test_support.h"
 
 namespace rt = ringsync::torch;
-using ringsync::test::allRanks;
 using Catch::Matchers::Contains;
+using ringsync::test::allRanks;
 
 namespace {
 

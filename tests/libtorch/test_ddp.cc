@@ -18,15 +18,20 @@
 namespace rt = ringsync::torch;
 using ringsync::Communicator;
 using ringsync::test::allRanks;
-using ringsync::testing::ParameterModule;
 using ringsync::testing::backwardClosedForm;
 using ringsync::testing::gradientsAreAverages;
+using ringsync::testing::ParameterModule;
 
 TEST_CASE("ddp: every float dtype averaged, gradients left in the buckets", "[torch][ddp]") {
   Communicator comm(MPI_COMM_WORLD);
   // float16 .. float64, counts 0, 1, a prime, and one above the 1 MiB bucket (a bucket of its own).
-  ParameterModule module({{torch::kHalf, 1021}, {torch::kBFloat16, 1}, {torch::kFloat, 0}, {torch::kFloat, 300007},
-                          {torch::kDouble, 77}, {torch::kFloat, 13}, {torch::kHalf, 5}});
+  ParameterModule module({{torch::kHalf, 1021},
+                          {torch::kBFloat16, 1},
+                          {torch::kFloat, 0},
+                          {torch::kFloat, 300007},
+                          {torch::kDouble, 77},
+                          {torch::kFloat, 13},
+                          {torch::kHalf, 5}});
   rt::DistributedDataParallel ddp(comm, module);
   CHECK(ddp.parameterCount() == 7);
   for (bool setToNone : {true, false}) {

@@ -15,7 +15,7 @@ struct TrainerOptions {
   ModelSpec model;
   int64_t batch = 96;  // global: every rank takes batch / ranks rows
   std::uint64_t seed = 7;
-  int threads = 1;     // torch's intra-op threads per rank (ranks share the cores)
+  int threads = 1;  // torch's intra-op threads per rank (ranks share the cores)
   // --check (the default): train --steps steps with --sync and compare with one process.
   int64_t steps = 12;
   Sync sync = Sync::kDdp;

@@ -77,9 +77,7 @@ double Replica::step(const ::torch::Tensor& x, const ::torch::Tensor& y) {
 
 void Replica::averageGradients() {
   switch (sync_) {
-    case Sync::kDdp:
-      ddp_->synchronize();
-      return;
+    case Sync::kDdp: ddp_->synchronize(); return;
     case Sync::kCommunicator:
       for (const ::torch::Tensor& p : module_->parameters())
         ringsync::torch::allreduce(*comm_, p.grad(), ringsync::ReduceOp::kAvg);  // kAvg: no divide afterwards
@@ -92,8 +90,7 @@ void Replica::averageGradients() {
         grad.div_(comm_->size());
       }
       return;
-    case Sync::kNone:
-      return;
+    case Sync::kNone: return;
   }
 }
 

@@ -26,7 +26,7 @@ const char* syncName(Sync sync);
 std::optional<Sync> parseSync(const std::string& name);
 
 struct ModelSpec {
-  std::string kind = "mlp";                // mlp | cnn
+  std::string kind = "mlp";                 // mlp | cnn
   std::vector<int64_t> hidden = {128, 64};  // the MLP's hidden widths
   ::torch::Dtype dtype = ::torch::kFloat;
   double learningRate = 0.05;

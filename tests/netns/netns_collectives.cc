@@ -25,7 +25,8 @@ TEST_CASE("netns: the ranks span two hosts, two ranks each", "[netns]") {
   std::vector<char> all(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * static_cast<std::size_t>(comm.size()));
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
   std::set<std::string> hosts;
-  for (int r = 0; r < comm.size(); ++r) hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
+  for (int r = 0; r < comm.size(); ++r)
+    hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
   INFO("rank " << comm.rank() << " on " << name << ", local rank " << comm.localRank() << " of " << comm.localSize());
   REQUIRE(test::allRanks(hosts.size() == 2 && comm.localSize() == comm.size() / 2));
 }
@@ -59,10 +60,12 @@ TEST_CASE("netns: broadcast from every root and all-gather are exact", "[netns]"
     for (std::size_t count : {std::size_t{5}, std::size_t{400003}}) {
       std::vector<std::int32_t> data(count, -1);
       if (comm.rank() == root)
-        for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root));
+        for (std::size_t i = 0; i < count; ++i)
+          data[i] = static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root));
       comm.broadcast(data.data(), count, DataType::kInt32, root);
       std::size_t wrong = 0;
-      for (std::size_t i = 0; i < count; ++i) wrong += data[i] != static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root));
+      for (std::size_t i = 0; i < count; ++i)
+        wrong += data[i] != static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root));
       INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong << " wrong");
       REQUIRE(test::allRanks(wrong == 0));
     }
@@ -115,7 +118,8 @@ TEST_CASE("netns: a NaN on one host raises NonFiniteError naming its rank on eve
     } catch (const NonFiniteError& error) {
       what = error.what();
     }
-    INFO("count " << count << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no NonFiniteError") : what));
+    INFO("count " << count << ", rank " << comm.rank() << ": "
+                  << (what.empty() ? std::string("no NonFiniteError") : what));
     REQUIRE(test::allRanks(what.find("NaN or Inf on rank " + std::to_string(n - 1)) != std::string::npos));
     std::fill(data.begin(), data.end(), static_cast<float>(comm.rank()));
     comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, ReduceOp::kSum);
@@ -144,25 +148,29 @@ TEST_CASE("netns: reduce-scatter and all-gather are exact across the hosts, ever
             comm.reduceScatter(send.data(), out, count, type, op);
             std::size_t wrong = 0;
             for (std::size_t j = 0; j < count; ++j)
-              wrong += closed_form::loadElement(out, j, type) != closed_form::allreduceExpected(op, type, n, ur * count + j);
+              wrong += closed_form::loadElement(out, j, type) !=
+                       closed_form::allreduceExpected(op, type, n, ur * count + j);
             INFO("reducescatter " << test::describe(type, op, count, inPlace) << " algo=" << algorithmName(algorithm)
-                 << " ran " << comm.lastPlacement().algorithm << ": rank " << rank << " has " << wrong << " wrong");
+                                  << " ran " << comm.lastPlacement().algorithm << ": rank " << rank << " has " << wrong
+                                  << " wrong");
             REQUIRE(test::allRanks(wrong == 0));
           }
           TypedBuffer block(type, count), gathered(type, count * un);
           for (std::size_t j = 0; j < count; ++j) block.set(j, closed_form::rankValue(rank, j));
           if (inPlace)
             for (std::size_t j = 0; j < count; ++j) gathered.set(ur * count + j, closed_form::rankValue(rank, j));
-          const void* in = inPlace ? static_cast<std::byte*>(gathered.data()) + ur * count * dataTypeSize(type) : block.data();
+          const void* in = inPlace ? static_cast<std::byte*>(gathered.data()) + ur * count * dataTypeSize(type)
+                                   : block.data();
           comm.allgather(in, gathered.data(), count, type);
           std::size_t wrong = 0;
           for (std::size_t i = 0; i < count * un; ++i)
             wrong += gathered.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count);
-          INFO("allgather " << dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << " algo="
-               << algorithmName(algorithm) << " ran " << comm.lastPlacement().algorithm << ": rank " << rank << " has "
-               << wrong << " wrong");
+          INFO("allgather " << dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "")
+                            << " algo=" << algorithmName(algorithm) << " ran " << comm.lastPlacement().algorithm
+                            << ": rank " << rank << " has " << wrong << " wrong");
           REQUIRE(test::allRanks(wrong == 0 && test::identicalOnAllRanks(gathered.data(), gathered.bytes())));
-          if (algorithm == Algorithm::kHierarchical && count > 0) REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
+          if (algorithm == Algorithm::kHierarchical && count > 0)
+            REQUIRE(comm.lastPlacement().algorithm == "hierarchical");
         }
       }
     }

@@ -55,7 +55,8 @@ TEST_CASE("netns hierarchical: ranks numbered across the hosts alternately", "[n
   {
     Communicator comm(interleaved, forced(Algorithm::kAuto));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax})
-      for (std::size_t count : {std::size_t{1001}, std::size_t{100003}, std::size_t{300001}, std::size_t{(1u << 20) + 5}}) {
+      for (std::size_t count :
+           {std::size_t{1001}, std::size_t{100003}, std::size_t{300001}, std::size_t{(1u << 20) + 5}}) {
         REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, false, interleaved));
         REQUIRE(comm.lastPlacement().algorithm ==
                 (count * 4 <= detail::kAcrossNodesDoublingBytes ? "recursive_doubling" : "hierarchical"));
@@ -110,8 +111,8 @@ TEST_CASE("netns hierarchical: a mismatch raises MismatchError on every rank", "
     } catch (const MismatchError& error) {
       what = error.what();
     }
-    INFO((across ? "across hosts" : "inside a host") << ", rank " << comm.rank() << ": "
-                                                      << (what.empty() ? std::string("no MismatchError") : what));
+    INFO((across ? "across hosts" : "inside a host")
+         << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
     // Every rank names both calls: the call is checked on the whole communicator first (the
     // weaker "made different calls" form is what a node-only check would give).
     const bool namesBoth = what.find("count=" + std::to_string(c.oddCount)) != std::string::npos &&
@@ -132,8 +133,8 @@ namespace {
 bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical) {
   bool ok = true;
   for (int root = 0; root < comm.size(); ++root)
-    for (std::size_t count : {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{131073},
-                              std::size_t{1200007}}) {
+    for (std::size_t count :
+         {std::size_t{1}, std::size_t{5}, std::size_t{40001}, std::size_t{131073}, std::size_t{1200007}}) {
       std::vector<std::int32_t> data(count, -1);
       auto value = [root](std::size_t i) { return static_cast<std::int32_t>(i * 3 + static_cast<std::size_t>(root)); };
       if (comm.rank() == root)
@@ -142,8 +143,8 @@ bool exactBroadcasts(Communicator& comm, MPI_Comm world, bool forcedHierarchical
       std::size_t wrong = 0;
       for (std::size_t i = 0; i < count; ++i) wrong += data[i] != value(i);
       const char* expected = forcedHierarchical || count * 4 > detail::kHierarchicalBroadcastFromBytes ? "hierarchical"
-                             : count * 4 > 32 * 1024                                                    ? "chain"
-                                                                                                        : "direct";
+                             : count * 4 > 32 * 1024                                                   ? "chain"
+                                                                                                       : "direct";
       INFO("broadcast root " << root << " count " << count << ": rank " << comm.rank() << " has " << wrong
                              << " wrong, algorithm " << comm.lastPlacement().algorithm);
       ok = ok && test::allRanks(wrong == 0 && comm.lastPlacement().algorithm == expected, world);
@@ -206,9 +207,10 @@ TEST_CASE("netns hierarchical: reduce-scatter and all-gather, node by node and a
       for (std::size_t j = 0; j < count; ++j) block[j] = static_cast<std::int32_t>(j % 777) * 10 + rank;
       comm.allgather(block.data(), gathered.data(), count, DataType::kInt32);
       for (std::size_t i = 0; i < gathered.size(); ++i)
-        wrong += gathered[i] != static_cast<std::int32_t>((i % count) % 777) * 10 + static_cast<std::int32_t>(i / count);
+        wrong += gathered[i] !=
+                 static_cast<std::int32_t>((i % count) % 777) * 10 + static_cast<std::int32_t>(i / count);
       INFO("count " << count << (group == interleaved ? " alternately numbered" : "") << ": rank " << rank << " has "
-           << wrong << " wrong");
+                    << wrong << " wrong");
       REQUIRE(test::allRanks(wrong == 0 && comm.lastPlacement().algorithm == "hierarchical", group));
     }
     // One rank all-gathers while the others reduce-scatter: MismatchError everywhere, usable after.

@@ -34,9 +34,11 @@ std::size_t largestDoublingCount(const Communicator& comm) {
 TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and around the shard size", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kRecursiveDoubling));
   const std::size_t n = static_cast<std::size_t>(comm.size());
-  for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
+  for (DataType type :
+       {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
     // Below: every local rank sends the whole message (2 hosts: n / 2 ranks per host).
-    const std::size_t shard = detail::kAcrossNodesShardFromBytes / (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
+    const std::size_t shard = detail::kAcrossNodesShardFromBytes /
+                              (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, n - 1, n + 1, std::size_t{7}, shard - 1, shard,
                                 shard + 1, std::size_t{4093}, std::size_t{100003}}) {

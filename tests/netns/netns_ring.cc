@@ -30,11 +30,12 @@ std::size_t countForChunks(const Communicator& comm, std::size_t chunkBytes) {
 
 TEST_CASE("netns ring: chunks sent whole are exact at the bounds and past them", "[netns]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kRing));
-  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes, upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
+  const std::size_t from = detail::kAcrossTwoRanksWholeChunkFromBytes,
+                    upTo = detail::kAcrossTwoRanksWholeChunkUpToBytes;
   // (One element per rank fewer than the lower bound's count: chunks just under it, in segments.)
-  for (std::size_t count : {countForChunks(comm, from) - static_cast<std::size_t>(comm.size()),
-                            countForChunks(comm, from), std::size_t{200704},
-                            countForChunks(comm, upTo), countForChunks(comm, upTo) + 1}) {
+  for (std::size_t count :
+       {countForChunks(comm, from) - static_cast<std::size_t>(comm.size()), countForChunks(comm, from),
+        std::size_t{200704}, countForChunks(comm, upTo), countForChunks(comm, upTo) + 1}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
       for (bool inPlace : {false, true}) {
         REQUIRE(exactAllreduce(comm, DataType::kFloat32, op, count, inPlace));

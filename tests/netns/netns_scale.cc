@@ -30,8 +30,12 @@ namespace {
 
 // Every algorithm the selection can take across nodes, forced (mpi is Open MPI's own, tested in
 // tests/core; hierarchical only where the layout has a hierarchy: elsewhere it is the automatic choice).
-constexpr Algorithm kForced[] = {Algorithm::kAuto,         Algorithm::kRing,         Algorithm::kDirect,
-                                 Algorithm::kHierarchical, Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner};
+constexpr Algorithm kForced[] = {Algorithm::kAuto,
+                                 Algorithm::kRing,
+                                 Algorithm::kDirect,
+                                 Algorithm::kHierarchical,
+                                 Algorithm::kRecursiveDoubling,
+                                 Algorithm::kRabenseifner};
 constexpr std::size_t kLongCount = 20011;  // a prime; float64: 160 KB, messages of several 63 KiB parts
 
 Options forcedWithSmallSegments(Algorithm algorithm) {
@@ -59,8 +63,8 @@ bool exactReduceScatter(Communicator& comm, DataType type, ReduceOp op, std::siz
   std::size_t wrong = 0;
   for (std::size_t j = 0; j < count; ++j)
     wrong += closed_form::loadElement(out, j, type) != closed_form::allreduceExpected(op, type, n, own + j);
-  INFO(test::describe(type, op, count, inPlace) << ": rank " << rank << " has " << wrong << " wrong, algorithm "
-                                                << comm.lastPlacement().algorithm);
+  INFO(test::describe(type, op, count, inPlace)
+       << ": rank " << rank << " has " << wrong << " wrong, algorithm " << comm.lastPlacement().algorithm);
   return test::allRanks(wrong == 0);
 }
 
@@ -75,7 +79,8 @@ bool exactAllgather(Communicator& comm, DataType type, std::size_t count, bool i
   const void* in = inPlace ? static_cast<const std::byte*>(recv.data()) + own * dataTypeSize(type) : send.data();
   comm.allgather(in, recv.data(), count, type);
   std::size_t wrong = 0;
-  for (std::size_t i = 0; i < total; ++i) wrong += recv.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count);
+  for (std::size_t i = 0; i < total; ++i)
+    wrong += recv.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count);
   INFO(dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << ": rank " << rank << " has " << wrong
                           << " wrong, algorithm " << comm.lastPlacement().algorithm);
   return test::allRanks(wrong == 0);
@@ -123,7 +128,8 @@ void mismatchesRaised(Algorithm algorithm) {
       {"count, the odd rank below S1 (recursive doubling)", kLongCount, 101, ReduceOp::kSum, Odd::kAllreduce},
       {"count, the others below S1", 101, kLongCount, ReduceOp::kSum, Odd::kAllreduce},
       {"op, above S1", kLongCount, kLongCount, ReduceOp::kMax, Odd::kAllreduce},
-      {"a very large count (the ring or hierarchical on 7 ranks)", kLongCount, 3000017, ReduceOp::kSum, Odd::kAllreduce},
+      {"a very large count (the ring or hierarchical on 7 ranks)", kLongCount, 3000017, ReduceOp::kSum,
+       Odd::kAllreduce},
       {"broadcast against all-reduce", kLongCount, kLongCount, ReduceOp::kSum, Odd::kBroadcast},
       {"reduce-scatter against all-reduce", kLongCount, kLongCount / 8, ReduceOp::kSum, Odd::kReduceScatter},
   };
@@ -171,8 +177,8 @@ TEST_CASE("netns scale: allreduce, every algorithm x type x op x uneven count", 
 }
 
 TEST_CASE("netns scale: reduce-scatter and all-gather, every algorithm x type (x op) x uneven count", "[netns_scale]") {
-  for (Algorithm algorithm : {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kHierarchical,
-                              Algorithm::kRabenseifner}) {
+  for (Algorithm algorithm :
+       {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kHierarchical, Algorithm::kRabenseifner}) {
     Communicator comm(MPI_COMM_WORLD, forcedWithSmallSegments(algorithm));
     if (algorithm == Algorithm::kHierarchical && layoutOf(comm) != Layout::kFourHostsOfTwo) continue;
     const std::vector<std::size_t> counts = unevenCounts(comm.size());
@@ -200,7 +206,9 @@ TEST_CASE("netns scale: the automatic choice at this layout", "[netns_scale]") {
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, kLongCount, true));
   REQUIRE(comm.lastPlacement().algorithm == (layout == Layout::kTwoTwoTwoOne ? "ring" : "rabenseifner"));
   // Blocks past a direct round: the halves on 8 single-rank hosts, hierarchical on nodes of two.
-  const char* blockwise = layout == Layout::kEightHostsOfOne ? nullptr : layout == Layout::kFourHostsOfTwo ? "hierarchical" : "ring";
+  const char* blockwise = layout == Layout::kEightHostsOfOne  ? nullptr
+                          : layout == Layout::kFourHostsOfTwo ? "hierarchical"
+                                                              : "ring";
   REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, kLongCount, false));
   REQUIRE(comm.lastPlacement().algorithm == (blockwise ? blockwise : "recursive_halving"));
   REQUIRE(exactAllgather(comm, DataType::kFloat32, kLongCount, false));

@@ -48,8 +48,8 @@ bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t 
   const test::TypedBuffer& result = inPlace ? send : recv;
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < count; ++i) wrong += result.get(i) != closed_form::allreduceExpected(op, type, n, i);
-  INFO(test::describe(type, op, count, inPlace) << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm "
-                                                << comm.lastPlacement().algorithm);
+  INFO(test::describe(type, op, count, inPlace)
+       << ": rank " << comm.rank() << " has " << wrong << " wrong, algorithm " << comm.lastPlacement().algorithm);
   return test::allRanks(wrong == 0 && test::identicalOnAllRanks(result.data(), result.bytes(), group), group);
 }
 

@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
       for (std::size_t count : {std::size_t{1}, std::size_t{1021}, std::size_t{16387}, std::size_t{300001}}) {
         failures += static_cast<long long>(wrongElements(comm, count));
         if (!sameOnEveryRank(comm.lastPlacement().algorithm)) {
-          std::fprintf(stderr, "rank %d: communicator %d, count %zu: ranks took different algorithms (%s here)\n",
-                       rank, c, count, comm.lastPlacement().algorithm.c_str());
+          std::fprintf(stderr, "rank %d: communicator %d, count %zu: ranks took different algorithms (%s here)\n", rank,
+                       c, count, comm.lastPlacement().algorithm.c_str());
           ++failures;
         }
         if (count == 16387) algorithm = comm.lastPlacement().algorithm;

@@ -44,8 +44,8 @@ template <typename T> void checkType(DataType type) {
   Communicator mpi(MPI_COMM_WORLD, withAlgorithm(Algorithm::kMpi));
   Communicator own(MPI_COMM_WORLD, withAlgorithm(Algorithm::kAuto));
   // Short counts, Open MPI's vectorised widths and a tail, and a large buffer.
-  for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{1000}, std::size_t{1021},
-                            std::size_t{300001}}) {
+  for (std::size_t count :
+       {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{1000}, std::size_t{1021}, std::size_t{300001}}) {
     const std::vector<T> sum = reduced<T>(mpi, count, type, ReduceOp::kSum);
     REQUIRE(mpi.lastPlacement().algorithm == "mpi");
     std::size_t wrong = 0, firstWrong = count;

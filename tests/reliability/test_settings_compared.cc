@@ -75,5 +75,6 @@ TEST_CASE("settings: ring depths, deadlines, waits and logs may differ between r
   options.spinWait = rank % 2 == 1;
   options.algorithm = Algorithm::kRing;
   Communicator comm(MPI_COMM_WORLD, options);
-  for (std::size_t count : {std::size_t{1}, std::size_t{1021}, std::size_t{(1u << 20) + 7}}) REQUIRE(exactSum(comm, count));
+  for (std::size_t count : {std::size_t{1}, std::size_t{1021}, std::size_t{(1u << 20) + 7}})
+    REQUIRE(exactSum(comm, count));
 }

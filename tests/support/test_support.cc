@@ -53,8 +53,8 @@ double TypedBuffer::get(std::size_t i) const { return closed_form::loadElement(b
 std::vector<std::size_t> interestingCounts(int n, DataType type, std::size_t segmentBytes) {
   const std::size_t segmentElements = std::max<std::size_t>(1, segmentBytes / dataTypeSize(type));
   const std::size_t un = static_cast<std::size_t>(n);
-  std::vector<std::size_t> counts = {0, 1, un - 1, un, un + 1, 1021, un * (2 * segmentElements + segmentElements / 2) + 3,
-                                     (std::size_t{1} << 20) + 7};
+  std::vector<std::size_t> counts = {
+      0, 1, un - 1, un, un + 1, 1021, un * (2 * segmentElements + segmentElements / 2) + 3, (std::size_t{1} << 20) + 7};
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;

@@ -20,9 +20,9 @@ using namespace ringsync::detail;
 
 TEST_CASE("StragglerStats counts the last rank and what the others waited") {
   StragglerStats stats(3);
-  const std::int64_t first[] = {100, 400, 250};  // rank 1 last: waited 300 + 0 + 150
+  const std::int64_t first[] = {100, 400, 250};   // rank 1 last: waited 300 + 0 + 150
   const std::int64_t second[] = {500, 200, 200};  // rank 0 last: 0 + 300 + 300
-  const std::int64_t third[] = {10, 90, 40};     // rank 1 last: 80 + 0 + 50
+  const std::int64_t third[] = {10, 90, 40};      // rank 1 last: 80 + 0 + 50
   CHECK(stats.note(first, 3) == 1);
   CHECK(stats.note(second, 3) == 0);
   CHECK(stats.note(third, 3) == 1);
@@ -98,9 +98,7 @@ TEST_CASE("one rank's trace is a complete file with its events") {
   call.backend = "host-ring";
   call.algorithm = "direct";
   timeline.commitCall(call, nullptr);
-  {
-    TimelineSpan bucket(&timeline, SpanKind::kBucket, 0);
-  }
+  { TimelineSpan bucket(&timeline, SpanKind::kBucket, 0); }
   timeline.addSummary(R"({"communicator":3,"calls":0})");
   // Shifted onto world rank 0's clock by 500 ns.
   const std::string file = traceFile({traceEvents(timeline, 500), ""}, {traceSummary(timeline), ""}, 2, 1);
@@ -161,7 +159,8 @@ TEST_CASE("the ranks' parts are joined into one array of events") {
 // Every part's summary: the straggler summaries of all of them, the dropped records added up.
 TEST_CASE("the parts' summaries are merged into otherData") {
   const std::string a = R"({"stragglers":[{"communicator":0}],"dropped_calls":2,"dropped_averager_events":1})";
-  const std::string b = R"({"stragglers":[{"communicator":1},{"communicator":2}],"dropped_calls":3,"dropped_averager_events":0})";
+  const std::string b =
+      R"({"stragglers":[{"communicator":1},{"communicator":2}],"dropped_calls":3,"dropped_averager_events":0})";
   const nlohmann::json trace = nlohmann::json::parse(traceFile({"[]", "", "[]"}, {a, "", b}, 3, 2));
   const nlohmann::json& other = trace.at("otherData");
   CHECK(other.at("dropped_calls") == 5);

@@ -61,7 +61,6 @@ std::vector<int> upTo(int n) {
 }
 
 
-
 }  // namespace
 
 TEST_CASE("progress thread: queued jobs run in order, one at a time, off the caller's thread", "[threads]") {
@@ -180,8 +179,10 @@ TEST_CASE("progress thread: a completion may wait for a job it submits (PowerSGD
   thread.close();
 }
 
-TEST_CASE("completion pool: a lane runs its completions one at a time, in order; work issued inside one "
-          "completes on the next lane", "[threads]") {
+TEST_CASE(
+    "completion pool: a lane runs its completions one at a time, in order; work issued inside one "
+    "completes on the next lane",
+    "[threads]") {
   CompletionPool pool;
   std::mutex mutex;
   std::vector<int> order;
@@ -205,7 +206,7 @@ TEST_CASE("completion pool: a lane runs its completions one at a time, in order;
   REQUIRE(order == upTo(100));
   REQUIRE(mostAtOnce == 1);
   for (std::size_t lane : lanesSeen) REQUIRE(lane == 1);  // issued from lane 0: completes on lane 1
-  REQUIRE(CompletionPool::laneForWorkIssuedHere() == 0);   // an ordinary thread
+  REQUIRE(CompletionPool::laneForWorkIssuedHere() == 0);  // an ordinary thread
 }
 
 TEST_CASE("progress thread: after close, submit raises AbortedError and runs nothing", "[threads]") {

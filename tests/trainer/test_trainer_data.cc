@@ -90,19 +90,34 @@ TEST_CASE("data: missing and malformed files are rejected on every rank, naming 
        testLabels + ": cannot open (No such file or directory)"},
       {"labels in the images file", [&] { fixtures::writeIdx(trainImages, {6}, sixLabels); },
        trainImages + ": IDX file has 1 dimensions, expected 3"},
-      {"not an IDX file", [&] { fixtures::writeBytes(trainLabels, {'h', 'e', 'l', 'l', 'o', '!'}); },
+      {"not an IDX file",
+       [&] {
+         fixtures::writeBytes(trainLabels, {'h', 'e', 'l', 'l', 'o', '!'});
+       },
        trainLabels + ": bad magic 0x68656c6c (not an IDX file)"},
-      {"float elements", [&] { fixtures::writeIdx(trainImages, {6, kSide, kSide}, sixImages, true, 0x0D); },
+      {"float elements",
+       [&] {
+         fixtures::writeIdx(trainImages, {6, kSide, kSide}, sixImages, true, 0x0D);
+       },
        trainImages + ": IDX element type 0xd, expected 0x8 (unsigned byte)"},
-      {"truncated data", [&] { fixtures::writeIdx(testImages, {4, kSide, kSide}, std::vector<std::uint8_t>(100)); },
+      {"truncated data",
+       [&] {
+         fixtures::writeIdx(testImages, {4, kSide, kSide}, std::vector<std::uint8_t>(100));
+       },
        testImages + ": truncated: the header promises 3136 data bytes, the file holds 100"},
       {"trailing bytes", [&] { fixtures::writeIdx(trainLabels, {6}, std::vector<std::uint8_t>(7, 1)); },
        trainLabels + ": unexpected bytes after the 6 data bytes"},
       {"count mismatch", [&] { fixtures::writeIdx(trainLabels, {5}, std::vector<std::uint8_t>(5, 1)); },
        trainLabels + ": holds 5 labels but " + trainImages + " holds 6 images"},
-      {"label out of range", [&] { fixtures::writeIdx(testLabels, {4}, {1, 2, 10, 3}); },
+      {"label out of range",
+       [&] {
+         fixtures::writeIdx(testLabels, {4}, {1, 2, 10, 3});
+       },
        testLabels + ": label 10 at index 2 is not below the model's 10 classes"},
-      {"wrong image size", [&] { fixtures::writeIdx(trainImages, {6, 27, 28}, std::vector<std::uint8_t>(6 * 27 * 28)); },
+      {"wrong image size",
+       [&] {
+         fixtures::writeIdx(trainImages, {6, 27, 28}, std::vector<std::uint8_t>(6 * 27 * 28));
+       },
        trainImages + ": images are 27x28 = 756 pixels, but the model's input width is 784"},
       {"corrupt gzip stream",
        [&] {
@@ -111,8 +126,7 @@ TEST_CASE("data: missing and malformed files are rejected on every rank, naming 
          fixtures::writeBytes(trainImages, bytes);
        },
        trainImages + ": corrupt or unreadable gzip stream"},
-      {"empty file", [&] { fixtures::writeBytes(testImages, {}); },
-       testImages + ": too short for an IDX header"},
+      {"empty file", [&] { fixtures::writeBytes(testImages, {}); }, testImages + ": too short for an IDX header"},
   };
   for (const Case& c : cases) {
     prepare(comm, dir.path(), c.corrupt);
@@ -138,6 +152,7 @@ TEST_CASE("data: Debian's Fashion-MNIST has 60000 + 10000 balanced samples", "[t
   for (std::uint8_t l : data.test.labels) ++testPerClass[l];
   bool balanced = true;
   for (std::size_t c = 0; c < kClasses; ++c) balanced = balanced && trainPerClass[c] == 6000 && testPerClass[c] == 1000;
-  REQUIRE(ringsync::test::allRanks(data.train.count == 60000 && data.test.count == 10000 && balanced &&
-                                   ringsync::test::identicalOnAllRanks(data.train.pixels.data(), data.train.pixels.size())));
+  REQUIRE(ringsync::test::allRanks(
+      data.train.count == 60000 && data.test.count == 10000 && balanced &&
+      ringsync::test::identicalOnAllRanks(data.train.pixels.data(), data.train.pixels.size())));
 }

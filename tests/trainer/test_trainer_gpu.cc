@@ -63,6 +63,6 @@ TEST_CASE("gpu engine --shard: the cpu engine's parameters, replicas identical",
   const bool identical = test::identicalOnAllRanks(gpu.data(), gpu.size() * sizeof(float));
   INFO("n=" << comm.size() << " steps=" << report.lastStep << ": " << report.sync << "; relative difference gpu/cpu "
             << difference << ", replicas identical: " << identical);
-  REQUIRE(test::allRanks(difference <= kTolerance && identical && report.sharded &&
-                         report.lastStep == config.maxSteps));
+  REQUIRE(
+      test::allRanks(difference <= kTolerance && identical && report.sharded && report.lastStep == config.maxSteps));
 }

@@ -110,7 +110,9 @@ TEST_CASE("checkpoint: resuming a different run is refused on every rank", "[tra
   const std::string corruptError = failureOf([&] { fixtures::trainOn(comm, config); });
 
   INFO(batchError << "\n" << modelError << "\n" << missingError << "\n" << corruptError);
-  const auto has = [](const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; };
+  const auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
   REQUIRE(ringsync::test::allRanks(has(batchError, "global batch 7, this run has 1 and 8") &&
                                    has(modelError, "holds model 20-16-12-5, this run has 20-10-5") &&
                                    has(missingError, "absent.ckpt: cannot open checkpoint") &&
@@ -145,6 +147,6 @@ TEST_CASE("device: --device gpu without a GPU engine fails on every rank; auto p
   config.device = Device::kAuto;
   const std::string engine = makeEngineOnEveryRank(comm, config, nullptr)->describe();
   INFO(error << " / " << engine);
-  REQUIRE(ringsync::test::allRanks(error.find("built without CUDA") != std::string::npos &&
-                                   engine.rfind("cpu", 0) == 0));
+  REQUIRE(
+      ringsync::test::allRanks(error.find("built without CUDA") != std::string::npos && engine.rfind("cpu", 0) == 0));
 }

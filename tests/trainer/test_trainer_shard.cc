@@ -66,10 +66,10 @@ TEST_CASE("shard: one epoch sharded gives the replicated run's parameters, ident
       const double difference = fixtures::relativeDifference(sharded.parameters, replicated.parameters);
       const double momentumDifference = fixtures::relativeDifference(sharded.momentum, replicated.momentum);
       const double moved = fixtures::relativeDifference(replicated.parameters, initial);
-      const bool identical =
-          test::identicalOnAllRanks(sharded.parameters.data(), sharded.parameters.size() * sizeof(float));
-      const bool momentumIdentical =
-          test::identicalOnAllRanks(sharded.momentum.data(), sharded.momentum.size() * sizeof(float));
+      const bool identical = test::identicalOnAllRanks(sharded.parameters.data(),
+                                                       sharded.parameters.size() * sizeof(float));
+      const bool momentumIdentical = test::identicalOnAllRanks(sharded.momentum.data(),
+                                                               sharded.momentum.size() * sizeof(float));
       INFO("n=" << comm.size() << " small buckets " << smallBuckets << " overlap " << overlap << ": "
                 << sharded.report.sync << "; relative difference to replicated " << difference << " (momentum "
                 << momentumDifference << "), moved " << moved << " from the start, steps " << sharded.report.lastStep);
@@ -77,8 +77,8 @@ TEST_CASE("shard: one epoch sharded gives the replicated run's parameters, ident
       CHECK(sharded.report.lastStep == 13);
       // Two ranks' sums do not depend on their order (a + b == b + a): there the runs agree bit for bit.
       const bool exact = comm.size() > 2 || (difference == 0 && momentumDifference == 0);
-      REQUIRE(test::allRanks(difference <= kTolerance && momentumDifference <= kTolerance && moved > 0.01 && identical &&
-                             momentumIdentical && exact && sharded.report.lastStep == 13 &&
+      REQUIRE(test::allRanks(difference <= kTolerance && momentumDifference <= kTolerance && moved > 0.01 &&
+                             identical && momentumIdentical && exact && sharded.report.lastStep == 13 &&
                              replicated.report.lastStep == 13));
     }
 }
@@ -106,7 +106,8 @@ TEST_CASE("shard: each rank keeps momentum for its shard only; the ranks' add up
                          report.stepSeconds > 0));
 }
 
-TEST_CASE("shard: a sharded checkpoint resumes bit-identically, and in the other mode", "[trainer][shard][checkpoint]") {
+TEST_CASE("shard: a sharded checkpoint resumes bit-identically, and in the other mode",
+          "[trainer][shard][checkpoint]") {
   Communicator comm(MPI_COMM_WORLD, bucketOptions(true));
   fixtures::ScratchDir dir("trainer-shard-ckpt");
   // Stop mid-epoch (step 9 of 13), resume past the epoch's end (step 20).
@@ -126,7 +127,8 @@ TEST_CASE("shard: a sharded checkpoint resumes bit-identically, and in the other
 
   const fixtures::RunOutcome reference = fixtures::trainOn(comm, straight);
   fixtures::trainOn(comm, first);
-  if (comm.rank() == 0) fixtures::writeBytes(replicatedSecond.checkpointPath, fixtures::readBytes(first.checkpointPath));
+  if (comm.rank() == 0)
+    fixtures::writeBytes(replicatedSecond.checkpointPath, fixtures::readBytes(first.checkpointPath));
   comm.barrier();
   const fixtures::RunOutcome resumed = fixtures::trainOn(comm, second);
   // The same checkpoint, resumed without sharding, against a straight replicated run.

@@ -151,8 +151,9 @@ TEST_CASE("cpu engine: gradients match finite differences; ready order is backwa
   engine->setState(parameters.data(), zero.data());
   std::vector<std::size_t> order;
   std::vector<std::size_t> needed;
-  engine->trainBatch(x.data(), y.data(), 5, 1.0f / 5, [&](std::size_t t) { order.push_back(t); },
-                     [&](std::size_t t) { needed.push_back(t); });
+  engine->trainBatch(
+      x.data(), y.data(), 5, 1.0f / 5, [&](std::size_t t) { order.push_back(t); },
+      [&](std::size_t t) { needed.push_back(t); });
   CHECK(needed == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});  // forward asks for each tensor before using it
   CHECK(order == std::vector<std::size_t>{5, 4, 3, 2, 1, 0});
   const std::vector<float> gradient(engine->gradients(), engine->gradients() + parameters.size());
@@ -236,8 +237,7 @@ TEST_CASE("compute engine: --device follows the communicator's CUDA device", "[t
     CHECK(asked == -2);
   }
   SECTION("built without CUDA (no hooks)") {
-    CHECK_THROWS_WITH(makeComputeEngine(Device::kGpu, layout, 8, 1, 0, nullptr),
-                      Catch::Contains("built without CUDA"));
+    CHECK_THROWS_WITH(makeComputeEngine(Device::kGpu, layout, 8, 1, 0, nullptr), Catch::Contains("built without CUDA"));
   }
   SECTION("cpu never asks for a GPU") {
     CHECK(makeComputeEngine(Device::kCpu, layout, 8, 1, 0, &hooks) != nullptr);
@@ -330,8 +330,23 @@ TEST_CASE("idx: a plain and a gzip file read back exactly", "[trainer][unit][dat
 TEST_CASE("cli: options reach the config; bad values are refused", "[trainer][unit][cli]") {
   TrainerConfig config;
   std::ostringstream out, err;
-  const char* argv[] = {"ringsync-train", "--layers", "10-8-3", "--batch", "7", "--device", "CPU", "--lr", "0.2",
-                        "--lr-schedule", "constant", "--no-overlap", "--resume", "--checkpoint", "x.ckpt", "--epochs", "3"};
+  const char* argv[] = {"ringsync-train",
+                        "--layers",
+                        "10-8-3",
+                        "--batch",
+                        "7",
+                        "--device",
+                        "CPU",
+                        "--lr",
+                        "0.2",
+                        "--lr-schedule",
+                        "constant",
+                        "--no-overlap",
+                        "--resume",
+                        "--checkpoint",
+                        "x.ckpt",
+                        "--epochs",
+                        "3"};
   CHECK_FALSE(parseCommandLine(17, argv, config, true, out, err).has_value());
   CHECK(config.layers == std::vector<std::size_t>{10, 8, 3});
   CHECK(config.globalBatch == 7);

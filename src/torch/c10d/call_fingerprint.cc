@@ -43,8 +43,8 @@ void agreeOnCall(MPI_Comm comm, const CallFingerprint& mine, MpiDeadline& deadli
   auto all = std::make_shared<std::vector<CallFingerprint>>(static_cast<std::size_t>(size));
   auto sent = std::make_shared<CallFingerprint>(mine);
   MPI_Request request = MPI_REQUEST_NULL;
-  checkMpi(MPI_Iallgather(sent.get(), sizeof(CallFingerprint), MPI_BYTE, all->data(), sizeof(CallFingerprint),
-                          MPI_BYTE, comm, &request),
+  checkMpi(MPI_Iallgather(sent.get(), sizeof(CallFingerprint), MPI_BYTE, all->data(), sizeof(CallFingerprint), MPI_BYTE,
+                          comm, &request),
            "MPI_Iallgather(fingerprints)");
   waitKeeping(request, deadline, std::make_shared<std::pair<decltype(all), decltype(sent)>>(all, sent),
               "the fingerprints", size);
@@ -69,8 +69,8 @@ void agreeOnCounts(MPI_Comm comm, const std::vector<std::int64_t>& sendCounts,
   MPI_Request request = MPI_REQUEST_NULL;
   checkMpi(MPI_Ialltoall(mine->data(), 1, MPI_INT64_T, sent->data(), 1, MPI_INT64_T, comm, &request),
            "MPI_Ialltoall(counts)");
-  waitKeeping(request, deadline, std::make_shared<std::pair<decltype(sent), decltype(mine)>>(sent, mine),
-              "the counts", size);
+  waitKeeping(request, deadline, std::make_shared<std::pair<decltype(sent), decltype(mine)>>(sent, mine), "the counts",
+              size);
   auto verdict = std::make_shared<std::vector<std::int64_t>>(3, -1);
   for (int r = 0; r < size; ++r) {
     if ((*sent)[static_cast<std::size_t>(r)] == recvCounts[static_cast<std::size_t>(r)]) continue;

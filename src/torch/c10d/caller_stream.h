@@ -23,8 +23,8 @@ class CallerStream {
   CallerStream(const std::vector<at::Tensor>& tensors, const char* call);
 
   bool onDevice() const { return stream_.has_value(); }
-  CUstream_st* cudaStream() const;                            // null for host tensors
-  std::vector<c10::Device> devices() const;                   // for the Work's future
+  CUstream_st* cudaStream() const;           // null for host tensors
+  std::vector<c10::Device> devices() const;  // for the Work's future
 
   // An event recorded on the captured stream after everything queued on it so far (the
   // collective and its copies); null for host tensors.

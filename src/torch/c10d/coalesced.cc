@@ -30,9 +30,9 @@ std::vector<at::Tensor> joined(const std::vector<at::Tensor>& a, const std::vect
 }  // namespace
 
 // outputLists[r][i] = rank r's inputs[i] (torch's layout: one list per rank).
-c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_coalesced(
-    std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
-    const ::c10d::AllgatherOptions& opts) {
+c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputLists,
+                                                                      std::vector<at::Tensor>& inputs,
+                                                                      const ::c10d::AllgatherOptions& opts) {
   const char* call = "allgather_coalesced";
   if (static_cast<int>(outputLists.size()) != getSize())
     throw InvalidArgument(std::string("ringsync backend: ") + call + " needs " + std::to_string(getSize()) +
@@ -43,9 +43,9 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_coalesced(
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const at::Tensor& out = outputLists[r][i];
       if (out.scalar_type() != inputs[i].scalar_type() || out.numel() != inputs[i].numel())
-        throw InvalidArgument(std::string("ringsync backend: ") + call + " output " + std::to_string(i) +
-                              " for rank " + std::to_string(r) + " holds " + elementsText(out.numel(), out) +
-                              ", input " + std::to_string(i) + " " + elementsText(inputs[i].numel(), inputs[i]));
+        throw InvalidArgument(std::string("ringsync backend: ") + call + " output " + std::to_string(i) + " for rank " +
+                              std::to_string(r) + " holds " + elementsText(out.numel(), out) + ", input " +
+                              std::to_string(i) + " " + elementsText(inputs[i].numel(), inputs[i]));
       outputs.push_back(out);
     }
   }
@@ -90,8 +90,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather_into_tensor_coalesce
       receive.finish();
     }
   };
-  return submit(::c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, stream, outputs, std::move(collective),
-                opts.asyncOp);
+  return submit(::c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, stream, outputs, std::move(collective), opts.asyncOp);
 }
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce_scatter_tensor_coalesced(
@@ -113,8 +112,7 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce_scatter_tensor_coalesce
   auto collective = [wholes = std::move(wholes), outputs, op, cudaStream = stream.cudaStream()](Communicator& comm) {
     for (std::size_t i = 0; i < wholes.size(); ++i) reduceScatterInto(comm, wholes[i], outputs[i], op, cudaStream);
   };
-  return submit(::c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, stream, outputs, std::move(collective),
-                opts.asyncOp);
+  return submit(::c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, stream, outputs, std::move(collective), opts.asyncOp);
 }
 
 }  // namespace ringsync::torch_backend

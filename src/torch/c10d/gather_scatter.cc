@@ -58,8 +58,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allgather(std::vector<std::vec
                           " output tensors (one per rank), got " + std::to_string(outputs.size()));
   for (std::size_t i = 0; i < outputs.size(); ++i)
     if (outputs[i].scalar_type() != input.scalar_type() || outputs[i].numel() != input.numel())
-      throw InvalidArgument("ringsync backend: allgather output " + std::to_string(i) + " is " +
-                            shapeText(outputs[i]) + ", the input is " + shapeText(input));
+      throw InvalidArgument("ringsync backend: allgather output " + std::to_string(i) + " is " + shapeText(outputs[i]) +
+                            ", the input is " + shapeText(input));
   checkDtype(input, "allgather");
   std::vector<at::Tensor> tensors = outputs;
   tensors.push_back(input);

@@ -72,7 +72,8 @@ void meet(const MpiSide& side, const std::vector<int>& ranks, int tag, Meeting& 
     for (std::size_t i = 1; i < ranks.size(); ++i)
       checkMpi(MPI_Irecv(&m.theirs[i], 1, MPI_UINT64_T, ranks[i], tag, side.comm(), &m.requests[i]), "MPI_Irecv");
     for (std::size_t i = 1; i < ranks.size(); ++i) {
-      deadline.wait(m.requests[i], [&] { return "rank " + std::to_string(ranks[i]) + " (a member that did not call split)"; });
+      deadline.wait(m.requests[i],
+                    [&] { return "rank " + std::to_string(ranks[i]) + " (a member that did not call split)"; });
       if (m.theirs[i] != m.mine) m.verdict = 0;
     }
     for (std::size_t i = 1; i < ranks.size(); ++i)
@@ -134,18 +135,19 @@ c10::intrusive_ptr<::c10d::Backend> RingsyncBackend::split(const c10::intrusive_
   std::set<int> seen;
   for (int r : ranks)
     if (r < 0 || r >= getSize() || !seen.insert(r).second)
-      throw InvalidArgument("ringsync backend: split_group ranks " + listText(ranks) + " must be distinct ranks of "
-                            "this group (0.." + std::to_string(getSize() - 1) + ")");
+      throw InvalidArgument("ringsync backend: split_group ranks " + listText(ranks) +
+                            " must be distinct ranks of "
+                            "this group (0.." +
+                            std::to_string(getSize() - 1) + ")");
   ringsync::Options options = communicator()->options();
   if (opts && opts->timeout.count() > 0) options.timeoutSeconds = static_cast<double>(opts->timeout.count()) / 1000.0;
   auto made = std::make_shared<std::unique_ptr<Communicator>>();
   const int tag = messages_->reservedTag(0);
   const CallerStream host({}, "split_group");
-  auto work = submit(::c10d::OpType::UNKNOWN, host, {},
-                     [made, mpi = mpi_, ranks, options, tag](Communicator&) {
-                       *made = createMemberComm(*mpi, ranks, options, tag);
-                     },
-                     /*asyncOp=*/true);
+  auto work = submit(
+      ::c10d::OpType::UNKNOWN, host, {},
+      [made, mpi = mpi_, ranks, options, tag](Communicator&) { *made = createMemberComm(*mpi, ranks, options, tag); },
+      /*asyncOp=*/true);
   {
     // The members' meeting can take until the deadline: the hook lets go of the GIL meanwhile.
     std::exception_ptr failure;

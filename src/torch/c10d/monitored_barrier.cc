@@ -57,8 +57,7 @@ std::string rankListText(const std::vector<int>& ranks) {
 }
 
 // A receive from `peer` of barrier `number`, dropping messages of earlier barriers.
-bool receiveCurrent(const MpiSide& side, Messages& m, int peer, int tag, std::uint64_t number,
-                    Clock::time_point end) {
+bool receiveCurrent(const MpiSide& side, Messages& m, int peer, int tag, std::uint64_t number, Clock::time_point end) {
   auto& request = m.requests[static_cast<std::size_t>(peer)];
   for (;;) {
     if (!waitUntil(request, end, side.options().spinWait)) return false;

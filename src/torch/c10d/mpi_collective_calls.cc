@@ -46,14 +46,13 @@ std::vector<std::int64_t> elementCounts(const at::Tensor& t, const std::vector<i
   std::vector<std::int64_t> counts(static_cast<std::size_t>(size));
   if (splits.empty()) {
     if (rows % size != 0)
-      badArgument("all_to_all_single", std::string("without split sizes divides dim 0 equally: the ") + name +
-                                           "'s " + std::to_string(rows) + " rows do not divide by " +
-                                           std::to_string(size) + " ranks");
+      badArgument("all_to_all_single", std::string("without split sizes divides dim 0 equally: the ") + name + "'s " +
+                                           std::to_string(rows) + " rows do not divide by " + std::to_string(size) +
+                                           " ranks");
     for (auto& c : counts) c = rows / size * rowElements;
     return counts;
   }
-  if (static_cast<int>(splits.size()) != size ||
-      std::accumulate(splits.begin(), splits.end(), std::int64_t{0}) != rows)
+  if (static_cast<int>(splits.size()) != size || std::accumulate(splits.begin(), splits.end(), std::int64_t{0}) != rows)
     badArgument("all_to_all_single", std::string("the ") + name + " split sizes must be " + std::to_string(size) +
                                          " numbers adding up to dim 0 (" + std::to_string(rows) + ")");
   for (std::size_t r = 0; r < counts.size(); ++r) {
@@ -77,7 +76,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::gather(std::vector<std::vector
     if (outputLists.size() != 1 || static_cast<int>(outputLists[0].size()) != getSize())
       badArgument("gather", "at the root needs one list of " + std::to_string(getSize()) + " output tensors");
     outputs = outputLists[0];
-    for (std::size_t r = 0; r < outputs.size(); ++r) requireLike(outputs[r], input, "gather", "output " + std::to_string(r));
+    for (std::size_t r = 0; r < outputs.size(); ++r)
+      requireLike(outputs[r], input, "gather", "output " + std::to_string(r));
   } else if (!outputLists.empty() && !(outputLists.size() == 1 && outputLists[0].empty())) {
     badArgument("gather", "takes no output tensors on a rank that is not the root");
   }
@@ -108,7 +108,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::scatter(std::vector<at::Tensor
     if (inputLists.size() != 1 || static_cast<int>(inputLists[0].size()) != getSize())
       badArgument("scatter", "at the root needs one list of " + std::to_string(getSize()) + " input tensors");
     inputs = inputLists[0];
-    for (std::size_t r = 0; r < inputs.size(); ++r) requireLike(inputs[r], output, "scatter", "input " + std::to_string(r));
+    for (std::size_t r = 0; r < inputs.size(); ++r)
+      requireLike(inputs[r], output, "scatter", "input " + std::to_string(r));
   } else if (!inputLists.empty() && !(inputLists.size() == 1 && inputLists[0].empty())) {
     badArgument("scatter", "takes no input tensors on a rank that is not the root");
   }
@@ -167,8 +168,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::alltoall_base(at::Tensor& outp
                                                                 std::vector<int64_t>& inputSplits,
                                                                 const ::c10d::AllToAllOptions& opts) {
   if (output.scalar_type() != input.scalar_type())
-    badArgument("all_to_all_single", "output is " + dtypeName(output.scalar_type()) + ", input " +
-                                         dtypeName(input.scalar_type()));
+    badArgument("all_to_all_single",
+                "output is " + dtypeName(output.scalar_type()) + ", input " + dtypeName(input.scalar_type()));
   auto sendCounts = elementCounts(input, inputSplits, getSize(), "input");
   auto recvCounts = elementCounts(output, outputSplits, getSize(), "output");
   const CallerStream stream({output, input}, "all_to_all_single");

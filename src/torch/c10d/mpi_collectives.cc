@@ -104,8 +104,8 @@ void scatterThroughMpi(MpiSide& side, const at::Tensor& sendBlock, const at::Ten
   const ByteCount part(static_cast<std::size_t>(recv.nbytes()));
   MPI_Request request = MPI_REQUEST_NULL;
   const void* from = side.rank() == root ? sendBlock.data_ptr() : nullptr;
-  checkMpi(MPI_Iscatter(from, part.count(), part.type(), recv.data_ptr(), part.count(), part.type(), root,
-                        side.comm(), &request),
+  checkMpi(MPI_Iscatter(from, part.count(), part.type(), recv.data_ptr(), part.count(), part.type(), root, side.comm(),
+                        &request),
            "MPI_Iscatter");
   waitLeavingToMpi(request, deadline, {sendBlock, recv}, side.size());
 }
@@ -128,8 +128,9 @@ void alltoallThroughMpi(MpiSide& side, const at::Tensor& send, const std::vector
   agreeOnCounts(side.comm(), sendCounts, recvCounts, deadline);  // then each pair of ranks agrees
   const ElementType element(send);
   MPI_Request request = MPI_REQUEST_NULL;
-  checkMpi(MPI_Ialltoallv(send.data_ptr(), counts->sendCounts.data(), counts->sendAt.data(), element.type(), recv.data_ptr(),
-                          counts->recvCounts.data(), counts->recvAt.data(), element.type(), side.comm(), &request),
+  checkMpi(MPI_Ialltoallv(send.data_ptr(), counts->sendCounts.data(), counts->sendAt.data(), element.type(),
+                          recv.data_ptr(), counts->recvCounts.data(), counts->recvAt.data(), element.type(),
+                          side.comm(), &request),
            "MPI_Ialltoallv");
   waitLeavingToMpi(request, deadline, {send, recv}, side.size(), counts);
 }

@@ -24,7 +24,8 @@ std::string mpiErrorText(int code) {
 }
 
 void checkMpi(int code, const char* what) {
-  if (code != MPI_SUCCESS) throw BackendError(std::string("ringsync backend: ") + what + " failed: " + mpiErrorText(code));
+  if (code != MPI_SUCCESS)
+    throw BackendError(std::string("ringsync backend: ") + what + " failed: " + mpiErrorText(code));
 }
 
 void IdleWait::pause() {

@@ -24,7 +24,7 @@ std::string mpiErrorText(int code);
 class IdleWait {
  public:
   explicit IdleWait(bool spin) : spin_(spin) {}
-  void pause();     // between two polls that found nothing
+  void pause();       // between two polls that found nothing
   void progressed();  // back to polling
  private:
   bool spin_;

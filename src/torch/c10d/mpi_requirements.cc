@@ -14,8 +14,9 @@ void requireMpi() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
-    throw BackendError("ringsync backend: MPI is not initialised (ringsync.init() in Python, a "
-                       "ringsync::MpiEnvironment in C++, first) or already finalised");
+    throw BackendError(
+        "ringsync backend: MPI is not initialised (ringsync.init() in Python, a "
+        "ringsync::MpiEnvironment in C++, first) or already finalised");
 }
 
 void requireThreadLevel() {

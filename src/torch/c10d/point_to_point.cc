@@ -24,8 +24,7 @@ namespace {
 // Gives up on a message still pending. Returns true when it completed after all (a receive whose
 // message arrived meanwhile: its status is in `status`); otherwise its memory is left to MPI for
 // good, unless the receive could be cancelled.
-template <typename P>
-bool giveUp(P& p, MPI_Status& status) {
+template <typename P> bool giveUp(P& p, MPI_Status& status) {
   if (p.message.receive) {
     MPI_Cancel(&p.request);
     int done = 0;
@@ -40,16 +39,18 @@ bool giveUp(P& p, MPI_Status& status) {
   return false;
 }
 
-template <typename P>
-std::exception_ptr outcome(P& p, int code, const MPI_Status& status) {
+template <typename P> std::exception_ptr outcome(P& p, int code, const MPI_Status& status) {
   if (code != MPI_SUCCESS) {
     if (p.request != MPI_REQUEST_NULL) MPI_Request_free(&p.request);  // Open MPI keeps a failed one
     int errorClass = MPI_SUCCESS;
     MPI_Error_class(code, &errorClass);
     if (errorClass == MPI_ERR_TRUNCATE)
-      return std::make_exception_ptr(MismatchError("ringsync backend: " + p.message.what + ": the message is larger than "
-                                                   "the tensor's " + std::to_string(p.message.bytes) + " bytes"));
-    return std::make_exception_ptr(BackendError("ringsync backend: " + p.message.what + " failed: " + mpiErrorText(code)));
+      return std::make_exception_ptr(MismatchError("ringsync backend: " + p.message.what +
+                                                   ": the message is larger than "
+                                                   "the tensor's " +
+                                                   std::to_string(p.message.bytes) + " bytes"));
+    return std::make_exception_ptr(
+        BackendError("ringsync backend: " + p.message.what + " failed: " + mpiErrorText(code)));
   }
   if (!p.message.receive) return nullptr;
   MPI_Count bytes = 0;
@@ -60,8 +61,7 @@ std::exception_ptr outcome(P& p, int code, const MPI_Status& status) {
                                                " bytes, the tensor holds " + std::to_string(p.message.bytes)));
 }
 
-template <typename P>
-void report(P& p, int source, std::exception_ptr error) noexcept {
+template <typename P> void report(P& p, int source, std::exception_ptr error) noexcept {
   try {
     p.message.done(source, std::move(error));
   } catch (...) {  // `done` settles a Work; nothing of it may end the poller
@@ -74,7 +74,8 @@ PointToPoint::PointToPoint(MPI_Comm comm, const Options& options)
     : comm_(comm), options_(options), state_(std::make_shared<State>()) {
   int* tagUpperBound = nullptr;
   int found = 0;
-  if (MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tagUpperBound, &found) == MPI_SUCCESS && found) maxTag_ = *tagUpperBound - kReservedTags;
+  if (MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tagUpperBound, &found) == MPI_SUCCESS && found)
+    maxTag_ = *tagUpperBound - kReservedTags;
   poller_ = std::thread([state = state_, spin = options.spinWait] { run(state, spin); });
 }
 
@@ -142,15 +143,14 @@ bool PointToPoint::settle(Pending& p, const std::string& abortReason, bool closi
       error = std::make_exception_ptr(
           AbortedError("ringsync backend: " + p.message.what + ": the group was aborted (" + abortReason + ")"));
     } else if (receiveAtClose) {
-      error = std::make_exception_ptr(AbortedError("ringsync backend: " + p.message.what +
-                                                   ": the group was shut down before a message arrived"));
+      error = std::make_exception_ptr(
+          AbortedError("ringsync backend: " + p.message.what + ": the group was shut down before a message arrived"));
     } else {
-      const std::string peer =
-          p.message.peer == MPI_ANY_SOURCE ? std::string("(any)") : std::to_string(p.message.peer);
-      error = std::make_exception_ptr(TimeoutError(
-          "ringsync backend: " + p.message.what + " timed out after " + std::to_string(p.seconds) + " s: rank " +
-          peer + (p.message.receive ? " sent no matching message" : " did not receive it") +
-          " (RINGSYNC_TIMEOUT_SECONDS, or the group's timeout=)"));
+      const std::string peer = p.message.peer == MPI_ANY_SOURCE ? std::string("(any)") : std::to_string(p.message.peer);
+      error = std::make_exception_ptr(
+          TimeoutError("ringsync backend: " + p.message.what + " timed out after " + std::to_string(p.seconds) +
+                       " s: rank " + peer + (p.message.receive ? " sent no matching message" : " did not receive it") +
+                       " (RINGSYNC_TIMEOUT_SECONDS, or the group's timeout=)"));
     }
   } else {
     int done = 0;

@@ -39,7 +39,7 @@ class PointToPoint {
     int tag = 0;
     void* data = nullptr;
     std::size_t bytes = 0;
-    std::string what;  // for messages: "send of torch.float32 x 4 to rank 1 (tag 0)"
+    std::string what;                    // for messages: "send of torch.float32 x 4 to rank 1 (tag 0)"
     std::shared_ptr<const void> memory;  // owns `data` until the message is done (or forever)
     // Called once on the poller thread: the rank the message came from (receives), and the
     // failure (null on success).
@@ -72,7 +72,7 @@ class PointToPoint {
     std::mutex mutex;
     std::condition_variable wake;
     std::list<std::unique_ptr<Pending>> incoming;  // posted, not yet seen by the poller
-    std::string abortReason;                        // non-empty: aborted
+    std::string abortReason;                       // non-empty: aborted
     bool closing = false;
   };
   static void run(const std::shared_ptr<State>& state, bool spinWait);

@@ -52,8 +52,9 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::pointToPoint(at::Tensor tensor
   // The memory MPI reads or writes: the tensor itself when it is a contiguous host tensor, else a
   // host block (a send's copied now, on the caller's stream; a receive's copied back when done).
   const bool direct = tensor.is_cpu() && tensor.is_contiguous();
-  at::Tensor block = direct ? tensor : (receive ? at::empty(tensor.sizes(), tensor.options().device(at::kCPU))
-                                                : tensor.to(at::kCPU).contiguous());
+  at::Tensor block = direct ? tensor
+                            : (receive ? at::empty(tensor.sizes(), tensor.options().device(at::kCPU))
+                                       : tensor.to(at::kCPU).contiguous());
   auto work = c10::make_intrusive<RingsyncWork>(getRank(), receive ? ::c10d::OpType::RECV : ::c10d::OpType::SEND,
                                                 std::vector<at::Tensor>{tensor}, stream.devices());
   PointToPoint::Message message;
@@ -65,8 +66,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::pointToPoint(at::Tensor tensor
   message.what = describeMessage(call, tensor, peer, tag);
   message.memory = std::make_shared<at::Tensor>(block);
   message.done = [work, tensor, block, receive, stream, modes = CallerModes(), completions = progress_.completions(),
-                  lane = CompletionPool::laneForWorkIssuedHere(), state = state_](int source,
-                                                                                   std::exception_ptr error) {
+                  lane = CompletionPool::laneForWorkIssuedHere(),
+                  state = state_](int source, std::exception_ptr error) {
     std::shared_ptr<c10::Event> done;
     if (!error) {
       try {

@@ -141,8 +141,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allreduce(std::vector<at::Tens
   return allreduceTensors(tensors, opts.reduceOp, "allreduce", ::c10d::OpType::ALLREDUCE, opts.asyncOp);
 }
 
-c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allreduce_coalesced(
-    std::vector<at::Tensor>& tensors, const ::c10d::AllreduceCoalescedOptions& opts) {
+c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                      const ::c10d::AllreduceCoalescedOptions& opts) {
   return allreduceTensors(tensors, opts.reduceOp, "allreduce_coalesced", ::c10d::OpType::ALLREDUCE_COALESCED,
                           opts.asyncOp);
 }
@@ -185,11 +185,12 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::allreduceList(std::vector<at::
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     checkDtype(tensors[i], "allreduce", op);
     if (tensors[i].scalar_type() != tensors[0].scalar_type() || !tensors[i].sizes().equals(tensors[0].sizes()))
-      throw InvalidArgument("ringsync backend: allreduce of a list reduces across it as well: every tensor must be "
-                            "like the first (" + dtypeName(tensors[0].scalar_type()) + " x " +
-                            std::to_string(tensors[0].numel()) + "), tensor " + std::to_string(i) + " is " +
-                            dtypeName(tensors[i].scalar_type()) + " x " + std::to_string(tensors[i].numel()) +
-                            " (allreduce_coalesced reduces each on its own)");
+      throw InvalidArgument(
+          "ringsync backend: allreduce of a list reduces across it as well: every tensor must be "
+          "like the first (" +
+          dtypeName(tensors[0].scalar_type()) + " x " + std::to_string(tensors[0].numel()) + "), tensor " +
+          std::to_string(i) + " is " + dtypeName(tensors[i].scalar_type()) + " x " +
+          std::to_string(tensors[i].numel()) + " (allreduce_coalesced reduces each on its own)");
   }
   // The local reduction, on the caller's thread and stream (kAvg: a sum now, one division later).
   const bool average = op == ReduceOp::kAvg;
@@ -267,7 +268,8 @@ c10::intrusive_ptr<::c10d::Work> RingsyncBackend::reduce(std::vector<at::Tensor>
 
 c10::intrusive_ptr<::c10d::Work> RingsyncBackend::barrier(const ::c10d::BarrierOptions& opts) {
   const CallerStream host({}, "barrier");
-  return submit(::c10d::OpType::BARRIER, host, {}, [](Communicator& comm) { comm.barrier(); }, opts.asyncOp);
+  return submit(
+      ::c10d::OpType::BARRIER, host, {}, [](Communicator& comm) { comm.barrier(); }, opts.asyncOp);
 }
 
 }  // namespace ringsync::torch_backend

@@ -76,7 +76,8 @@ class RingsyncBackend final : public ::c10d::Backend {
   // torch.distributed.split_group: a new group over `ranks` (this group's ranks), made by its
   // members only (MPI_Comm_create_group); others get null.
   bool supportsSplitting() const override { return true; }
-  c10::intrusive_ptr<::c10d::Backend> split(const c10::intrusive_ptr<::c10d::Store>& store, const std::vector<int>& ranks,
+  c10::intrusive_ptr<::c10d::Backend> split(const c10::intrusive_ptr<::c10d::Store>& store,
+                                            const std::vector<int>& ranks,
                                             const c10::intrusive_ptr<Options>& opts) override;
 
   c10::intrusive_ptr<::c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
@@ -164,7 +165,7 @@ class RingsyncBackend final : public ::c10d::Backend {
   // InvalidArgument unless `rank` is a rank of this group (`name`: "root", "dst", ...).
   void checkRank(int64_t rank, const char* call, const char* name = "root") const;
 
-  mutable std::mutex lifecycle_;  // guards comm_ (shutdown() against a collective being issued)
+  mutable std::mutex lifecycle_;        // guards comm_ (shutdown() against a collective being issued)
   std::shared_ptr<Communicator> comm_;  // shared with queued jobs
   std::shared_ptr<GroupState> state_ = std::make_shared<GroupState>();
   std::shared_ptr<MpiSide> mpi_;  // MPI's own collectives, on the progress thread

@@ -29,7 +29,7 @@ RingsyncWork::RingsyncWork(int rank, ::c10d::OpType type, std::vector<at::Tensor
     : ::c10d::Work(rank, type),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                         std::move(devices))) {}
+                                                       std::move(devices))) {}
 
 void RingsyncWork::settle(std::shared_ptr<c10::Event> done, std::exception_ptr error) {
   done_ = std::move(done);  // before finish(): a waiter reads it once completed_ is set (under the mutex)

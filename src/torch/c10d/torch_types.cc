@@ -104,9 +104,10 @@ void checkDtype(const at::Tensor& tensor, const char* call, std::optional<Reduce
     throw InvalidArgument(prefix + " with op " + opText(*op) +
                           " is not defined (complex tensors are reduced as their real and imaginary parts: sum, avg)");
   }
-  throw InvalidArgument(prefix + ": ringsync carries int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, "
-                                 "float32, float64, bool and complex (as float pairs); convert the tensor (e.g. "
-                                 "int16 -> int32) first");
+  throw InvalidArgument(prefix +
+                        ": ringsync carries int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, "
+                        "float32, float64, bool and complex (as float pairs); convert the tensor (e.g. "
+                        "int16 -> int32) first");
 }
 
 WireFormat wireFormat(at::ScalarType dtype) {

@@ -13,8 +13,7 @@ int main(int argc, char** argv) {
     ringsync::Communicator comm(MPI_COMM_WORLD);
     const std::size_t n = 1 << 20;
     std::vector<float> grads(n, static_cast<float>(comm.rank() + 1));  // rank r contributes r + 1
-    comm.allreduce(grads.data(), grads.data(), grads.size(), ringsync::DataType::kFloat32,
-                   ringsync::ReduceOp::kAvg);
+    comm.allreduce(grads.data(), grads.data(), grads.size(), ringsync::DataType::kFloat32, ringsync::ReduceOp::kAvg);
     std::vector<float> params(1000, comm.rank() == 0 ? 0.5f : -1.0f);
     comm.broadcast(params.data(), params.size(), ringsync::DataType::kFloat32, /*root=*/0);
 

@@ -22,12 +22,12 @@ int main(int argc, char** argv) {
     p.push_back({params[i].data(), sizes[i], ringsync::DataType::kFloat32});
   }
   ringsync::ShardedGradientAverager sharded(comm, g, p);  // collective; the partition is agreed here
-  std::vector<std::vector<float>> momentum;                // for this rank's shard only
+  std::vector<std::vector<float>> momentum;               // for this rank's shard only
   for (std::size_t i = 0; i < sizes.size(); ++i) momentum.emplace_back(sharded.shard(i).count(), 0.0f);
 
   const float lr = 0.1f, beta = 0.9f;
   for (int step = 0; step < 3; ++step) {
-    for (std::size_t i = sizes.size(); i-- > 0;) {  // backward: last tensor first
+    for (std::size_t i = sizes.size(); i-- > 0;) {                        // backward: last tensor first
       for (float& x : grads[i]) x = static_cast<float>(comm.rank() + 1);  // the average is (n + 1) / 2
       sharded.markReady(i);
     }
@@ -56,8 +56,9 @@ int main(int argc, char** argv) {
     for (float x : tensor) ok = ok && x == expected;
   std::size_t total = 0;
   for (std::size_t size : sizes) total += size;
-  std::printf("rank %d of %d: updates %zu of %zu parameters (momentum %zu bytes); parameters %.6f (expected %.6f): %s\n",
-              comm.rank(), comm.size(), sharded.shardElements(), total, sharded.shardElements() * sizeof(float),
-              params[0][0], expected, ok ? "ok" : "WRONG");
+  std::printf(
+      "rank %d of %d: updates %zu of %zu parameters (momentum %zu bytes); parameters %.6f (expected %.6f): %s\n",
+      comm.rank(), comm.size(), sharded.shardElements(), total, sharded.shardElements() * sizeof(float), params[0][0],
+      expected, ok ? "ok" : "WRONG");
   return ok ? 0 : 1;
 }

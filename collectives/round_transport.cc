@@ -178,9 +178,9 @@ void RoundTransport::beginShared(const CallHeader& mine, const PayloadPiece* pie
   const std::uint64_t size = payloadBytes_[static_cast<std::size_t>(rank_)];
   std::memcpy(own, &size, sizeof size);
   std::memcpy(own + kLineBytes, &mine, sizeof mine);
-  roundStreamed_ = copyPolicy_.streams(round, size);
-  if (roundStreamed_ || !copyPolicy_.measures(size)) {
-    copyPieces(own + kLineBytes + sizeof mine, pieces, count, roundStreamed_);
+  const bool streamed = copyPolicy_.streams(round, size);
+  if (streamed || !copyPolicy_.measures(size)) {
+    copyPieces(own + kLineBytes + sizeof mine, pieces, count, streamed);
   } else {
     const auto start = std::chrono::steady_clock::now();
     copyPieces(own + kLineBytes + sizeof mine, pieces, count, false);

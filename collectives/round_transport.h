@@ -85,7 +85,6 @@ class RoundTransport {
   // this call (recursive_doubling_allreduce.h). Takes nothing off the wire: a round that did
   // arrive stays for this rank's next round.
   bool peerBeganRound(std::uint64_t sequence);
-
   // Takes back the shared-memory round this rank began last, before every peer has read it (a
   // call abandoned for a peer that never joined it), so that the next round is numbered alike on
   // every rank. Shared-memory rounds only; the caller guarantees no peer still reads the slot.
@@ -160,7 +159,6 @@ class RoundTransport {
   std::unique_ptr<SharedSlots> shared_;  // null: point-to-point rounds
   // Shared rounds: whether payloads go to the slot with cache-bypassing stores (streaming_copy.h).
   SharedCopyPolicy copyPolicy_{SharedCopyPolicy::modeFromEnvironment()};
-  bool roundStreamed_ = false;
   std::uint64_t sharedRound_ = 0;  // the round this rank last published
 };
 

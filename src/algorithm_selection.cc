@@ -281,9 +281,11 @@ Selection chooseBroadcast(const SelectionInputs& in) {
 }
 
 // Reduce-scatter and all-gather across nodes up to this many bytes of the whole array go as one
-// all-reduce of it by recursive doubling: 2 hosts x 2 ranks at 2 Gbit/s, reducescatter_perf /
-// allgather_perf against the one round and the hierarchical versions (bench/RESULTS.md, section 16).
-constexpr std::size_t kWholeAllreduceUpToBytes = 64 * 1024;
+// all-reduce of it by recursive doubling; above, the hierarchical versions, which send half the
+// bytes across the nodes: on 2 hosts x 2 ranks at 2 Gbit/s (1,000 calls a launch) the whole array
+// wins at 16 KiB (70 us against 88-98) and loses from 32 KiB (139 us against 83-94; bench/RESULTS.md
+// section 16.12).
+constexpr std::size_t kWholeAllreduceUpToBytes = 16 * 1024;
 
 // Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
 // for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
@@ -322,16 +324,16 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
   // Across nodes of L >= 2 ranks, small arrays: latency decides, and recursive doubling over the
   // whole array (one node round, then log2 N exchanges) beats the round, which sends every block
-  // to every peer across the nodes (kWholeAllreduceUpToBytes). With one rank per node the round
-  // stays: its n-1 messages go out at once.
+  // to every peer across the nodes (kWholeAllreduceUpToBytes). Above it the hierarchical versions,
+  // round or not: only 1/L of a rank's bytes crosses the network. With one rank per node the round
+  // stays while it fits: its n-1 messages go out at once.
   const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
   if (hierarchyBuilt && arrayBytes <= kWholeAllreduceUpToBytes && doublingFits(in, arrayBytes))
     return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
             "small array across nodes: the whole array all-reduced by recursive doubling (log2 N latencies)"};
-  if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};
-  // Across nodes with L ranks on each: only 1/L of a rank's bytes crosses the network.
   if (hierarchyBuilt)
     return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
+  if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};
   // Across nodes without a hierarchy, past the round: log2 n latencies instead of the ring's n-1,
   // the same bytes for n a power of two (always), up to halvesUpToBytes otherwise.
   if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers &&

@@ -9,6 +9,7 @@
 #include "mpi_check.h"
 #include "reduce_kernels.h"
 #include "ringsync/errors.h"
+#include "watch_paused.h"
 
 namespace ringsync::detail {
 namespace {
@@ -25,36 +26,6 @@ std::size_t partsOf(std::size_t messageBytes) {
 std::size_t receiveRoom(std::size_t messageBytes) {
   return messageBytes < RecursiveDoubling::kPartBytes ? messageBytes
                                                       : partsOf(messageBytes) * RecursiveDoubling::kPartBytes;
-}
-
-// Once the first part of a message is taken, its other parts must be taken too, whatever happens
-// meanwhile: they carry no header, and one left behind would be read as a later call's part.
-// So the watch for a peer on another algorithm (which ends a wait by throwing) rests until then;
-// only the deadline (the communicator is aborted then) or an MPI error can end it early.
-class WatchPaused {
- public:
-  explicit WatchPaused(Deadline& deadline) : deadline_(deadline), watcher_(deadline.watcher()) {
-    deadline_.watchWhileIdle(nullptr);
-  }
-  ~WatchPaused() { deadline_.watchWhileIdle(watcher_); }
-  WatchPaused(const WatchPaused&) = delete;
-  WatchPaused& operator=(const WatchPaused&) = delete;
-
- private:
-  Deadline& deadline_;
-  IdleWatcher* watcher_;
-};
-
-// Inside a handler: whether the exception being handled is a std::exception (every ringsync
-// error is one; the recursive-doubling all-reduce's signal that a peer took another algorithm is not).
-bool handlingStdException() {
-  try {
-    throw;
-  } catch (const std::exception&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "another_algorithm_watch.h"
 #include "call_summary.h"
 #include "chunk_layout.h"
 #include "node_hierarchy.h"
@@ -15,32 +16,6 @@
 
 namespace ringsync::detail {
 namespace {
-
-// Thrown out of a wait when a peer has begun a whole-communicator round for this call.
-struct PeerTookAnotherAlgorithm {};
-
-class AnotherAlgorithmWatch final : public IdleWatcher {
- public:
-  explicit AnotherAlgorithmWatch(AlgorithmContext& context) : context_(context) {
-    context_.deadline.watchWhileIdle(this);
-  }
-  ~AnotherAlgorithmWatch() { context_.deadline.watchWhileIdle(nullptr); }
-  AnotherAlgorithmWatch(const AnotherAlgorithmWatch&) = delete;
-  AnotherAlgorithmWatch& operator=(const AnotherAlgorithmWatch&) = delete;
-  void poll() override {
-    if (context_.rounds.peerBeganRound(context_.header.sequence)) throw PeerTookAnotherAlgorithm{};
-  }
-
- private:
-  AlgorithmContext& context_;
-};
-
-// Every rank holds the same summary here, so every rank raises the same error or none does.
-void raiseOnDisagreement(const AlgorithmContext& context, const CallSummary& summary) {
-  context.check.afterSummary(summary);
-  if (summary.disagrees())  // RINGSYNC_CHECK=0: the data cannot be combined all the same
-    throw MismatchError(describeCall(context.header) + ": ranks made different calls (RINGSYNC_CHECK=1 names them)");
-}
 
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
@@ -107,16 +82,6 @@ void nodeThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp o
   for (int r = 0; r < h.localSize; ++r)
     if (chunks.length(r) > 0)
       std::memcpy(at(args.recv, chunks.begin(r), elementBytes), node.payload(r), chunks.length(r) * elementBytes);
-}
-
-// The peer's algorithm started with a round on the whole communicator: meet it there, where the
-// caller's check names every rank's call on every rank.
-[[noreturn]] void joinTheirRound(AlgorithmContext& context) {
-  context.rounds.run(context.header, nullptr, 0, context.deadline);
-  firstRoundDone(context);
-  throw MismatchError(
-      describeCall(context.header) +
-      ": a peer took another algorithm for this call (ranks disagree; RINGSYNC_CHECK=1 names the calls)");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "mpi_check.h"
 #include "ringsync/errors.h"
+#include "watch_paused.h"
 
 namespace ringsync::detail {
 namespace {
@@ -23,35 +24,6 @@ std::size_t partBytes(std::size_t messageBytes, std::size_t part) {
 }
 std::size_t receiveRoom(std::size_t messageBytes) {
   return messageBytes < kPart ? messageBytes : partsOf(messageBytes) * kPart;
-}
-
-// Once the first part of a message is taken its other parts must be taken too (they carry no
-// header; one left behind would be read as a later call's part), so the deadline's watcher (a
-// peer that took another algorithm ends a wait by throwing) rests meanwhile.
-class WatchPaused {
- public:
-  explicit WatchPaused(Deadline& deadline) : deadline_(deadline), watcher_(deadline.watcher()) {
-    deadline_.watchWhileIdle(nullptr);
-  }
-  ~WatchPaused() { deadline_.watchWhileIdle(watcher_); }
-  WatchPaused(const WatchPaused&) = delete;
-  WatchPaused& operator=(const WatchPaused&) = delete;
-
- private:
-  Deadline& deadline_;
-  IdleWatcher* watcher_;
-};
-
-// Inside a handler: whether the exception in flight is a std::exception (every ringsync error is;
-// the watcher's signal that a peer took another algorithm is not).
-bool handlingStdException() {
-  try {
-    throw;
-  } catch (const std::exception&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
 }
 
 }  // namespace

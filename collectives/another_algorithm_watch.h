@@ -4,7 +4,7 @@
 // While the algorithm waits, the watch looks for that round and ends the wait by throwing
 // PeerTookAnotherAlgorithm; the algorithm then takes back what it began and calls joinTheirRound,
 // where every rank's call is checked and MismatchError raised on every rank, as every algorithm's
-// first round does. (recursive_doubling_allreduce.cc keeps the same watch for its own calls.)
+// first round does. The recursive-doubling all-reduce uses the same watch.
 #pragma once
 
 #include "algorithm_context.h"

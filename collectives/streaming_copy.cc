@@ -1,5 +1,6 @@
 #include "streaming_copy.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -68,6 +68,12 @@ const AlgorithmEntry& algorithmEntry(AlgorithmId id) {
   return kTable[index];
 }
 
+const AlgorithmEntry& firstAlgorithmOf(CollectiveKind kind) {
+  for (const AlgorithmEntry& row : kTable)
+    if (row.kind == kind) return row;
+  throw InvalidArgument(std::string(collectiveName(kind)) + " has no algorithm in the algorithm table");
+}
+
 void runAlgorithm(AlgorithmId id, AlgorithmContext& context, const Call& call) {
   const AlgorithmEntry& entry = algorithmEntry(id);
   if (entry.kind != call.kind)

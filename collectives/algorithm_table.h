@@ -3,7 +3,8 @@
 // An algorithm is one routine, `void name(AlgorithmContext&, const Call&)`, complete in its own
 // file here, that includes only what it runs over (algorithm_context.h, call.h). To add one:
 // write it, add its id below and its row in algorithm_table.cc, and teach the one selection
-// function (src/algorithm_selection.cc) when to choose it. Nothing else changes.
+// function (src/algorithm_selection.cc) when to choose it (a collective it has no rule for runs
+// its first row). Nothing else changes.
 #pragma once
 
 #include "algorithm_context.h"
@@ -49,6 +50,10 @@ struct AlgorithmEntry {
 
 const AlgorithmEntry& algorithmEntry(AlgorithmId id);
 inline const char* algorithmName(AlgorithmId id) { return algorithmEntry(id).name; }
+
+// The kind's first row: what the selection runs for a collective it has no rule for (barrier).
+// InvalidArgument when the kind has no algorithm.
+const AlgorithmEntry& firstAlgorithmOf(CollectiveKind kind);
 
 // Runs algorithm `id` on `call`; InvalidArgument when it is not an algorithm of the call's
 // collective, or the call is scattered and the algorithm does not take that.

@@ -2,12 +2,8 @@
 // Call, the core runs it through one pipeline (src/call_pipeline.cc), the algorithms and the NCCL
 // wrapper take it as it is.
 //
-// `count` is the count the public call was given, as NCCL counts it:
-//   kAllreduce      send and recv hold `count` elements
-//   kReduceScatter  recv holds `count` (this rank's block), send holds count · ranks
-//   kAllgather      send holds `count` (this rank's block), recv holds count · ranks
-//   kBroadcast      recv (== send) holds `count` elements, root's are copied everywhere
-//   kBarrier        no buffers, count 0
+// `count` is the count the public call was given, as NCCL counts it; what send and recv hold for
+// it is the kind's BufferShape (collective_kinds.h).
 #pragma once
 
 #include <cstddef>
@@ -37,14 +33,11 @@ struct Call {
   std::size_t elementBytes() const { return dataTypeSize(type); }
   // Bytes of this rank's block: `count` elements.
   std::size_t blockBytes() const { return count * elementBytes(); }
-  // Elements of send and of recv, by kind (the table above).
-  std::size_t sendCount(int ranks) const {
-    return kind == CollectiveKind::kReduceScatter ? count * static_cast<std::size_t>(ranks) : count;
-  }
-  std::size_t recvCount(int ranks) const {
-    return kind == CollectiveKind::kAllgather ? count * static_cast<std::size_t>(ranks) : count;
-  }
-  bool reduces() const { return kind == CollectiveKind::kAllreduce || kind == CollectiveKind::kReduceScatter; }
+  const CollectiveTraits& traits() const { return traitsOf(kind); }
+  // Elements of send and of recv (the kind's BufferShape).
+  std::size_t sendCount(int ranks) const { return sendElements(traits().shape, count, ranks); }
+  std::size_t recvCount(int ranks) const { return recvElements(traits().shape, count, ranks); }
+  bool reduces() const { return traits().reduces; }
 };
 
 }  // namespace ringsync::detail

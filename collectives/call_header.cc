@@ -5,24 +5,19 @@
 namespace ringsync::detail {
 
 const char* collectiveName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllreduce: return "allreduce";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kAllgather: return "allgather";
-    case CollectiveKind::kBarrier: return "barrier";
-    case CollectiveKind::kReduceScatter: return "reducescatter";
-  }
-  return "unknown-collective";
+  const CollectiveTraits* row = findCollective(kind);
+  return row == nullptr ? "unknown-collective" : row->name;
 }
 
 const char* memoryKindName(MemoryKind kind) { return kind == MemoryKind::kHost ? "host" : "device"; }
 
 std::string describeCall(const CallHeader& header) {
   std::string text = std::string(collectiveName(header.kind)) + " #" + std::to_string(header.sequence);
-  if (header.kind == CollectiveKind::kBarrier) return text;
+  const CollectiveTraits* row = findCollective(header.kind);
+  if (row == nullptr || row->shape == BufferShape::kNone) return text;
   text += " count=" + std::to_string(header.count) + " " + dataTypeName(header.dataType);
   if (header.op != kNoReduceOp) text += std::string(" ") + reduceOpName(header.op);
-  if (header.kind == CollectiveKind::kBroadcast) text += " root=" + std::to_string(header.root);
+  if (row->rooted) text += " root=" + std::to_string(header.root);
   if (header.memory == MemoryKind::kDevice) text += " on device buffers";
   return text;
 }

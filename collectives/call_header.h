@@ -5,11 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include "collective_kinds.h"
 #include "ringsync/types.h"
 
 namespace ringsync::detail {
-
-enum class CollectiveKind : std::int32_t { kAllreduce = 1, kBroadcast, kAllgather, kBarrier, kReduceScatter };
 
 // Where a call's buffers live. Part of the fingerprint: one rank passing host memory while the
 // others pass device memory is a MismatchError, found before any NCCL bootstrap or device work.
@@ -46,6 +45,7 @@ inline constexpr std::uint32_t kFlagNonFiniteInput = 1u << 0;  // RINGSYNC_CHECK
 // that message so nothing stale is left for a later call; complete() does it.
 inline constexpr std::uint32_t kFlagEarlyRingSend = 1u << 31;
 
+// The kind's name (collective_kinds.h), "unknown-collective" for a value outside the enum.
 const char* collectiveName(CollectiveKind kind);
 
 // "allreduce #41 count=1000 float32 sum" / "broadcast #3 count=8 int32 root=1" / "barrier #7" /

@@ -312,6 +312,17 @@ void RingPipeline::placeOwnBlock() {
 
 void ringCollective(AlgorithmContext& context, const Call& call) { RingInProgress(context, call).finish(); }
 
+std::string ringTrafficNote(const CallHeader& header, int ranks, bool wholeChunksBetweenTwoNodes) {
+  const std::size_t n = static_cast<std::size_t>(ranks), elementBytes = dataTypeSize(header.dataType);
+  const bool bothPhases = header.kind == CollectiveKind::kAllreduce;
+  const std::size_t chunk = bothPhases ? (header.count + n - 1) / n : header.count;
+  std::string note = ", " + std::to_string((bothPhases ? 2 : 1) * (n - 1) * chunk * elementBytes) +
+                     " bytes sent per rank";
+  if (bothPhases && sendsWholeChunks(wholeChunksBetweenTwoNodes, ranks, header.count, elementBytes))
+    note += ", each chunk as one message";
+  return note;
+}
+
 RingInProgress::RingInProgress(AlgorithmContext& context, const Call& call) : context_(context) {
   if (context.size == 1) {
     fingerprintRound(context);

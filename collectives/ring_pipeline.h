@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <mpi.h>
 
@@ -26,6 +27,10 @@ class RingPipeline;
 //                   block of recv)
 // The fingerprint round overlaps the ring's first segment (kFlagEarlyRingSend).
 void ringCollective(AlgorithmContext& context, const Call& call);
+
+// What the ring sends per rank for the call, for RINGSYNC_LOG=info: ", 786432 bytes sent per rank"
+// (one chunk per step, n-1 steps per phase), and ", each chunk as one message" where it does.
+std::string ringTrafficNote(const CallHeader& header, int ranks, bool wholeChunksBetweenTwoNodes);
 
 // A ring call in steps, for an algorithm that works while the ring's segments travel (the
 // hierarchical all-reduce overlaps its shared-memory phases with it): the constructor exchanges

@@ -351,9 +351,8 @@ Selection chooseAlgorithm(const SelectionInputs& in) {
     case CollectiveKind::kBroadcast: return chooseBroadcast(in);
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllgather: return chooseBlockwise(in);
-    case CollectiveKind::kBarrier: return {AlgorithmId::kRoundBarrier, "one round"};
+    default: return {firstAlgorithmOf(in.kind).id, "the collective's one algorithm"};  // barrier: one round
   }
-  return {AlgorithmId::kRoundBarrier, "unknown collective"};
 }
 
 RoundCapacity roundCapacity(int size, const Options& options) {

@@ -87,41 +87,32 @@ void checkBlockOverlap(const char* call, const char* innerName, const void* inne
 }  // namespace
 
 void checkArguments(const Call& c, int rank, int size) {
-  const char* call = collectiveName(c.kind);
-  if (c.kind == CollectiveKind::kBarrier) return;
+  const CollectiveTraits& kind = traitsOf(c.kind);
+  const char* call = kind.name;
+  if (kind.shape == BufferShape::kNone) return;
   checkType(call, c.type);
-  if (c.reduces()) checkOp(call, c.op);
-  const bool gathered = c.kind == CollectiveKind::kReduceScatter || c.kind == CollectiveKind::kAllgather;
-  if (gathered) {
+  if (kind.reduces) checkOp(call, c.op);
+  if (kind.rooted) checkRoot(call, c.root, size);
+  const bool blockwise = kind.shape == BufferShape::kRecvIsSendBlock || kind.shape == BufferShape::kSendIsRecvBlock;
+  if (blockwise) {
     checkGatheredCount(call, c.count, c.type, size);
   } else {
     checkCount(call, c.count, c.type);
   }
+  if (kind.shape == BufferShape::kOneBuffer) return checkBuffer(call, "buf", c.recv, c.count, c.blockBytes());
   const std::size_t es = c.elementBytes();
   const std::size_t sendCount = c.sendCount(size), recvCount = c.recvCount(size);
-  switch (c.kind) {
-    case CollectiveKind::kBroadcast:
-      checkBuffer(call, "buf", c.recv, c.count, c.blockBytes());
-      checkRoot(call, c.root, size);
-      return;
-    case CollectiveKind::kAllreduce:
-      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
-      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
-      checkOverlap(call, c.send, c.recv, sendCount * es, recvCount * es);
-      return;
-    case CollectiveKind::kReduceScatter:
-      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
-      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
-      checkBlockOverlap(call, "recv", c.recv, "send", c.send, c.blockBytes(), rank, size);
-      return;
-    case CollectiveKind::kAllgather:
-      checkBuffer(call, "send", c.send, sendCount, sendCount * es);
-      checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
-      checkBlockOverlap(call, "send", c.send, "recv", c.recv, c.blockBytes(), rank, size);
-      return;
-    case CollectiveKind::kBarrier: return;
+  checkBuffer(call, "send", c.send, sendCount, sendCount * es);
+  checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
+  switch (kind.shape) {
+    case BufferShape::kSameSize: return checkOverlap(call, c.send, c.recv, sendCount * es, recvCount * es);
+    case BufferShape::kRecvIsSendBlock:
+      return checkBlockOverlap(call, "recv", c.recv, "send", c.send, c.blockBytes(), rank, size);
+    case BufferShape::kSendIsRecvBlock:
+      return checkBlockOverlap(call, "send", c.send, "recv", c.recv, c.blockBytes(), rank, size);
+    case BufferShape::kNone:
+    case BufferShape::kOneBuffer: return;
   }
-  reject(call, "kind=" + std::to_string(static_cast<int>(c.kind)) + " is not a collective");
 }
 
 }  // namespace ringsync::detail

@@ -8,6 +8,7 @@
 #include "collectives/mpi_check.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/ring_config.h"
+#include "collectives/ring_pipeline.h"
 #include "device_epochs.h"
 #include "ringsync/errors.h"
 
@@ -128,8 +129,9 @@ void Communicator::Impl::averagerStepEnds() noexcept {
 }
 
 detail::MemoryKind Communicator::Impl::memoryOf(const detail::Call& c) {
-  if (c.kind == detail::CollectiveKind::kBarrier) return detail::MemoryKind::kHost;
-  const char* call = detail::collectiveName(c.kind);
+  const detail::CollectiveTraits& kind = c.traits();
+  if (kind.shape == detail::BufferShape::kNone) return detail::MemoryKind::kHost;
+  const char* call = kind.name;
   const void* send = c.send;
   const void* recv = c.recv;
   const detail::PointerPlace sendPlace = detail::describePointer(send);
@@ -159,12 +161,13 @@ detail::CallHeader Communicator::Impl::nextHeader(const detail::Call& call, deta
   detail::CallHeader header;
   header.sequence = sequence_++;
   header.kind = call.kind;
-  if (call.kind != detail::CollectiveKind::kBarrier) {
+  const detail::CollectiveTraits& kind = call.traits();
+  if (kind.shape != detail::BufferShape::kNone) {
     header.count = call.count;
     header.dataType = call.type;
   }
-  if (call.reduces()) header.op = call.op;
-  if (call.kind == detail::CollectiveKind::kBroadcast) header.root = call.root;
+  if (kind.reduces) header.op = call.op;
+  if (kind.rooted) header.root = call.root;
   header.memory = memory;
   tracer_.begin(header);
   return header;
@@ -180,9 +183,9 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 }
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
-  const bool broadcast = header.kind == detail::CollectiveKind::kBroadcast;
-  return {comm_,          rank_,         size_,  *rounds_,         ringScratch_,      broadcast ? chain_ : ring_,
-          header,         deadline,      check_, hierarchy_.get(), &doublingBuffers_, !broadcast && wholeChunks_,
+  const bool rooted = detail::traitsOf(header.kind).rooted;  // runs along the chain from the root
+  return {comm_,          rank_,         size_,  *rounds_,         ringScratch_,      rooted ? chain_ : ring_,
+          header,         deadline,      check_, hierarchy_.get(), &doublingBuffers_, !rooted && wholeChunks_,
           &ringPartials_, &pieceScratch_};
 }
 
@@ -212,13 +215,7 @@ void Communicator::Impl::notePlacement(const detail::CallHeader& header, detail:
   // Why this algorithm: the reason the one selection function gave (algorithm_selection.cc).
   line += std::string(" (") + reason + ")";
   if (route != detail::Route::kNccl && std::string_view(algorithm) == "ring") {
-    // What the ring sends per rank: one chunk per step, n-1 steps per phase (ring_pipeline.cc).
-    const std::size_t ranks = static_cast<std::size_t>(size_), elementBytes = dataTypeSize(header.dataType);
-    const bool allreduce = header.kind == detail::CollectiveKind::kAllreduce;
-    const std::size_t chunk = allreduce ? (header.count + ranks - 1) / ranks : header.count;
-    line += ", " + std::to_string((allreduce ? 2 : 1) * (ranks - 1) * chunk * elementBytes) + " bytes sent per rank";
-    if (allreduce && detail::sendsWholeChunks(wholeChunks_, size_, header.count, elementBytes))
-      line += ", each chunk as one message";
+    line += detail::ringTrafficNote(header, size_, wholeChunks_);
   }
   logger_.info(line);
 }

@@ -1,22 +1,24 @@
 #include "staged_path.h"
 
+#include <algorithm>
+
 namespace ringsync::detail {
 
 StagedLayout stagedLayout(const Call& call, int rank, int size) {
-  const std::size_t block = call.blockBytes();
-  const std::size_t all = block * static_cast<std::size_t>(size);
-  const std::size_t own = block * static_cast<std::size_t>(rank);
-  switch (call.kind) {
-    case CollectiveKind::kReduceScatter: return {all, 0, all, 0, own, own, block};
-    case CollectiveKind::kAllgather: return {all, own, block, own, 0, 0, all};
-    case CollectiveKind::kBroadcast: {
-      const bool root = rank == call.root;
-      return {block, 0, root ? block : 0, 0, 0, 0, root ? 0 : block};
-    }
-    case CollectiveKind::kAllreduce:
-    case CollectiveKind::kBarrier: break;
-  }
-  return {block, 0, block, 0, 0, 0, block};
+  const CollectiveTraits& kind = call.traits();
+  const std::size_t es = call.elementBytes();
+  const std::size_t sendBytes = call.sendCount(size) * es, recvBytes = call.recvCount(size) * es;
+  // The host buffer holds the larger of send and recv; the smaller sits at this rank's block of it,
+  // which is the in-place form of the call.
+  const std::size_t own = call.blockBytes() * static_cast<std::size_t>(rank);
+  const std::size_t sendAt = kind.shape == BufferShape::kSendIsRecvBlock ? own : 0;
+  const std::size_t recvAt = kind.shape == BufferShape::kRecvIsSendBlock ? own : 0;
+  // A rooted call on one buffer (broadcast) reads the root's and writes everyone else's.
+  const bool rootedOneBuffer = kind.rooted && kind.shape == BufferShape::kOneBuffer;
+  const bool reads = !rootedOneBuffer || rank == call.root;
+  const bool writes = !rootedOneBuffer || rank != call.root;
+  return {std::max(sendBytes, recvBytes), sendAt, reads ? sendBytes : 0, sendAt, recvAt, recvAt,
+          writes ? recvBytes : 0};
 }
 
 void stagedRun(StagingMemory& memory, const Call& call, int rank, int size, const HostStep& runOnHost) {

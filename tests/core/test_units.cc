@@ -1,5 +1,5 @@
 // Single-process pieces: half conversions, ring geometry, reduce kernels, backend selection, how
-// waits give the core away, RINGSYNC_SPIN_WAIT, the pointer classification rules.
+// waits give the core away, RINGSYNC_SPIN_WAIT, the pointer classification rules, the collective table.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "collectives/algorithm_table.h"
+#include "collectives/call.h"
+#include "collectives/collective_kinds.h"
 #include "collectives/half.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/chunk_layout.h"
@@ -19,6 +22,7 @@
 #include "ringsync/options.h"
 #include "ringsync/errors.h"
 #include "src/backend_selection.h"
+#include "src/staged_path.h"
 #include "src/pointer_rules.h"
 
 using namespace ringsync;
@@ -229,4 +233,61 @@ TEST_CASE("pointer classification: the driver's answers, no context created, err
   CHECK_THROWS_AS(placeFromDriver(&x, true, answering(true, kDriverMemoryDevice, -1)), BackendError);
   CHECK_THROWS_AS(placeFromDriver(&x, true, answering(true, kDriverMemoryArray, 0)), InvalidArgument);
   CHECK_THROWS_WITH(placeFromDriver(&x, true, answering(true, 7, 0)), Catch::Contains("CUmemorytype 7"));
+}
+
+TEST_CASE("collective table: one row per kind, and what the pipeline derives from it", "[units][collectives]") {
+  for (const CollectiveKind kind : {CollectiveKind::kAllreduce, CollectiveKind::kBroadcast, CollectiveKind::kAllgather,
+                                    CollectiveKind::kBarrier, CollectiveKind::kReduceScatter}) {
+    REQUIRE(findCollective(kind) != nullptr);
+    CHECK(traitsOf(kind).kind == kind);
+    CHECK(std::string(collectiveName(kind)) == traitsOf(kind).name);
+  }
+  const auto bogus = static_cast<CollectiveKind>(99);
+  CHECK(findCollective(bogus) == nullptr);
+  CHECK(std::string(collectiveName(bogus)) == "unknown-collective");
+  CHECK_THROWS_AS(traitsOf(bogus), InvalidArgument);
+
+  // Elements of send and recv for count 5 over 3 ranks.
+  const Call reduceScatter{CollectiveKind::kReduceScatter, nullptr, nullptr, 5, DataType::kFloat32};
+  const Call allgather{CollectiveKind::kAllgather, nullptr, nullptr, 5, DataType::kFloat32};
+  const Call allreduce{CollectiveKind::kAllreduce, nullptr, nullptr, 5, DataType::kFloat32};
+  CHECK(reduceScatter.sendCount(3) == 15);
+  CHECK(reduceScatter.recvCount(3) == 5);
+  CHECK(allgather.sendCount(3) == 5);
+  CHECK(allgather.recvCount(3) == 15);
+  CHECK(allreduce.sendCount(3) == 5);
+  CHECK(allreduce.recvCount(3) == 5);
+  CHECK(reduceScatter.reduces());
+  CHECK(allreduce.reduces());
+  CHECK_FALSE(allgather.reduces());
+
+  // The staged layout on rank 1 of 3, 20-byte blocks: the smaller side at this rank's block.
+  const StagedLayout rs = stagedLayout(reduceScatter, 1, 3);
+  CHECK(rs.hostBytes == 60);
+  CHECK((rs.downloadAt == 0 && rs.downloadBytes == 60 && rs.hostSendAt == 0));
+  CHECK((rs.hostRecvAt == 20 && rs.uploadAt == 20 && rs.uploadBytes == 20));
+  const StagedLayout ag = stagedLayout(allgather, 1, 3);
+  CHECK(ag.hostBytes == 60);
+  CHECK((ag.downloadAt == 20 && ag.downloadBytes == 20 && ag.hostSendAt == 20));
+  CHECK((ag.hostRecvAt == 0 && ag.uploadAt == 0 && ag.uploadBytes == 60));
+  Call broadcast{CollectiveKind::kBroadcast, nullptr, nullptr, 5, DataType::kFloat32};
+  broadcast.root = 2;
+  const StagedLayout atRoot = stagedLayout(broadcast, 2, 3), elsewhere = stagedLayout(broadcast, 0, 3);
+  CHECK((atRoot.downloadBytes == 20 && atRoot.uploadBytes == 0));
+  CHECK((elsewhere.downloadBytes == 0 && elsewhere.uploadBytes == 20));
+
+  // The header's description, from the table: a root only where the kind has one.
+  CallHeader header;
+  header.kind = CollectiveKind::kBroadcast;
+  header.sequence = 3;
+  header.count = 8;
+  header.dataType = DataType::kInt32;
+  header.root = 1;
+  CHECK(describeCall(header) == "broadcast #3 count=8 int32 root=1");
+  header.kind = CollectiveKind::kBarrier;
+  CHECK(describeCall(header) == "barrier #3");
+
+  // A collective the selection has no rule for runs its first algorithm.
+  CHECK(firstAlgorithmOf(CollectiveKind::kBarrier).id == AlgorithmId::kRoundBarrier);
+  CHECK(firstAlgorithmOf(CollectiveKind::kAllreduce).id == AlgorithmId::kDirectAllreduce);
 }

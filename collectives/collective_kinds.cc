@@ -6,10 +6,8 @@
 
 namespace ringsync::detail {
 
-const CollectiveTraits& traitsOf(CollectiveKind kind) {
-  const CollectiveTraits* row = findCollective(kind);
-  if (row == nullptr) throw InvalidArgument("kind=" + std::to_string(static_cast<int>(kind)) + " is not a collective");
-  return *row;
+void throwNotACollective(CollectiveKind kind) {
+  throw InvalidArgument("kind=" + std::to_string(static_cast<int>(kind)) + " is not a collective");
 }
 
 }  // namespace ringsync::detail

@@ -42,23 +42,28 @@ inline constexpr CollectiveTraits kCollectives[] = {
     {CollectiveKind::kReduceScatter, "reducescatter", BufferShape::kRecvIsSendBlock, true, false},
 };
 
-// The kind's row; nullptr for a value outside the enum (a corrupt header from a peer).
-constexpr const CollectiveTraits* findCollective(CollectiveKind kind) {
-  for (const CollectiveTraits& row : kCollectives)
-    if (row.kind == kind) return &row;
-  return nullptr;
-}
-
-constexpr bool everyKindHasOneRow() {
+// In CollectiveKind's order, from 1: a kind's row is kCollectives[kind - 1].
+constexpr bool rowsInKindOrder() {
   for (std::size_t i = 0; i < std::size(kCollectives); ++i)
-    for (std::size_t j = i + 1; j < std::size(kCollectives); ++j)
-      if (kCollectives[i].kind == kCollectives[j].kind) return false;
+    if (static_cast<std::size_t>(kCollectives[i].kind) != i + 1) return false;
   return true;
 }
-static_assert(everyKindHasOneRow(), "kCollectives holds one row per CollectiveKind");
+static_assert(rowsInKindOrder(), "kCollectives holds one row per CollectiveKind, in its order");
+
+// The kind's row; nullptr for a value outside the enum (a corrupt header from a peer).
+constexpr const CollectiveTraits* findCollective(CollectiveKind kind) {
+  const auto index = static_cast<std::size_t>(kind) - 1;  // kind 0 wraps around: not found
+  return index < std::size(kCollectives) ? &kCollectives[index] : nullptr;
+}
+
+[[noreturn]] void throwNotACollective(CollectiveKind kind);
 
 // The kind's row; InvalidArgument for a value outside the enum.
-const CollectiveTraits& traitsOf(CollectiveKind kind);
+inline const CollectiveTraits& traitsOf(CollectiveKind kind) {
+  const CollectiveTraits* row = findCollective(kind);
+  if (row == nullptr) throwNotACollective(kind);
+  return *row;
+}
 
 // Elements of send and of recv for a call of `count` over `ranks` (BufferShape).
 constexpr std::size_t sendElements(BufferShape shape, std::size_t count, int ranks) {

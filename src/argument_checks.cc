@@ -101,7 +101,8 @@ void checkArguments(const Call& c, int rank, int size) {
   }
   if (kind.shape == BufferShape::kOneBuffer) return checkBuffer(call, "buf", c.recv, c.count, c.blockBytes());
   const std::size_t es = c.elementBytes();
-  const std::size_t sendCount = c.sendCount(size), recvCount = c.recvCount(size);
+  const std::size_t sendCount = sendElements(kind.shape, c.count, size),
+                    recvCount = recvElements(kind.shape, c.count, size);
   checkBuffer(call, "send", c.send, sendCount, sendCount * es);
   checkBuffer(call, "recv", c.recv, recvCount, recvCount * es);
   switch (kind.shape) {

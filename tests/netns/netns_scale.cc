@@ -1,18 +1,18 @@
 // Correctness at more ranks (run_netns_test.sh, parts scale_8x1: 8 simulated hosts x 1 rank,
-// scale_4x2: 4 hosts x 2, scale_2221: 4 hosts holding 2+2+2+1): every host algorithm forced in turn
-// (and the automatic choice) x every type x every op x uneven counts (0, 1, n-1, n+1, a prime
-// below the ranks' chunk grain, and one long enough for several parts per butterfly message),
-// exact closed-form results, bit-identical all-reduce results on every rank, for the all-reduce,
-// the reduce-scatter and the all-gather; the automatic choice at this layout (recursive doubling
-// for small messages, Rabenseifner or its halves above S1 where the model puts them, the ring on
-// 7 ranks); ranks numbered round-robin across the hosts; and mismatches between the algorithms
-// (Rabenseifner against recursive doubling, the ring, a broadcast, a reduce-scatter) raised as
-// MismatchError on every rank with the buffers untouched and the communicator in step afterwards.
-// Split (one node only) is left out: across hosts a forced split is the ring. About 40-60 s per
-// layout on 2 shared cores.
+// scale_4x2: 4 hosts x 2, scale_2221: 4 hosts holding 2+2+2+1, scale_3122: 4 hosts holding
+// 3+1+2+2, scale_8x2: 16 ranks on 8 hosts x 2; the part names the layout in RINGSYNC_TEST_LAYOUT): every host algorithm
+// forced in turn (and the automatic choice) x every type x every op x uneven counts (0, 1, n-1, n+1, a prime below the
+// ranks' chunk grain, and one long enough for several parts per butterfly message), exact closed-form results,
+// bit-identical all-reduce results on every rank, for the all-reduce, the reduce-scatter and the all-gather; the
+// automatic choice at this layout (recursive doubling for small messages, Rabenseifner or its halves above S1 where the
+// model puts them, the ring on 7 ranks); ranks numbered round-robin across the hosts; and mismatches between the
+// algorithms (Rabenseifner against recursive doubling, the ring, a broadcast, a reduce-scatter) raised as MismatchError
+// on every rank with the buffers untouched and the communicator in step afterwards. Split (one node only) is left out:
+// across hosts a forced split is the ring. About 40-60 s per layout of 7-8 ranks on 2 shared cores.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -86,12 +86,36 @@ bool exactAllgather(Communicator& comm, DataType type, std::size_t count, bool i
   return test::allRanks(wrong == 0);
 }
 
-// Which layout this is, from the ranks and how many share a host.
-enum class Layout { kEightHostsOfOne, kFourHostsOfTwo, kTwoTwoTwoOne };
+// Which layout this is: run_netns_test.sh names it (RINGSYNC_TEST_LAYOUT), and the ranks must agree.
+enum class Layout { kEightHostsOfOne, kFourHostsOfTwo, kTwoTwoTwoOne, kThreeOneTwoTwo, kEightHostsOfTwo };
 Layout layoutOf(const Communicator& comm) {
-  if (comm.size() == 7) return Layout::kTwoTwoTwoOne;
-  return test::sumOverRanks(comm.localSize()) == comm.size() ? Layout::kEightHostsOfOne : Layout::kFourHostsOfTwo;
+  struct Named {
+    const char* name;
+    Layout layout;
+    int ranks;
+    int localSizesSummed;  // over the ranks: the sum of each host's ranks squared
+  };
+  constexpr Named kLayouts[] = {{"8x1", Layout::kEightHostsOfOne, 8, 8},
+                                {"4x2", Layout::kFourHostsOfTwo, 8, 16},
+                                {"2221", Layout::kTwoTwoTwoOne, 7, 13},
+                                {"3122", Layout::kThreeOneTwoTwo, 8, 18},
+                                {"8x2", Layout::kEightHostsOfTwo, 16, 32}};
+  const char* named = std::getenv("RINGSYNC_TEST_LAYOUT");
+  for (const Named& l : kLayouts)
+    if (named != nullptr && std::string(named) == l.name) {
+      if (comm.size() != l.ranks)
+        FAIL("RINGSYNC_TEST_LAYOUT=" << named << " holds " << l.ranks << " ranks, not " << comm.size());
+      const int summed = test::sumOverRanks(comm.localSize());
+      if (summed != l.localSizesSummed)
+        FAIL("RINGSYNC_TEST_LAYOUT=" << named << ": the ranks' host sizes sum to " << summed << ", not "
+                                     << l.localSizesSummed << " (the hosts hold other numbers of ranks)");
+      return l.layout;
+    }
+  FAIL("RINGSYNC_TEST_LAYOUT must name the layout (8x1, 4x2, 2221, 3122 or 8x2), not " << (named ? named : "nothing"));
+  return Layout::kEightHostsOfOne;
 }
+// Nodes of the same number (>= 2) of ranks each: the hierarchical algorithms are possible.
+bool hasHierarchy(Layout layout) { return layout == Layout::kFourHostsOfTwo || layout == Layout::kEightHostsOfTwo; }
 
 // MPI_COMM_WORLD renumbered round-robin across the hosts: every host's first rank, then every
 // host's second, ... (hosts in the order of their first rank). The caller frees it.
@@ -164,7 +188,7 @@ void mismatchesRaised(Algorithm algorithm) {
 TEST_CASE("netns scale: allreduce, every algorithm x type x op x uneven count", "[netns_scale]") {
   for (Algorithm algorithm : kForced) {
     Communicator comm(MPI_COMM_WORLD, forcedWithSmallSegments(algorithm));
-    if (algorithm == Algorithm::kHierarchical && layoutOf(comm) != Layout::kFourHostsOfTwo) continue;
+    if (algorithm == Algorithm::kHierarchical && !hasHierarchy(layoutOf(comm))) continue;
     const std::vector<std::size_t> counts = unevenCounts(comm.size());
     for (DataType type : kAllDataTypes)
       for (std::size_t o = 0; o < std::size(kAllReduceOps); ++o)
@@ -180,7 +204,7 @@ TEST_CASE("netns scale: reduce-scatter and all-gather, every algorithm x type (x
   for (Algorithm algorithm :
        {Algorithm::kAuto, Algorithm::kRing, Algorithm::kDirect, Algorithm::kHierarchical, Algorithm::kRabenseifner}) {
     Communicator comm(MPI_COMM_WORLD, forcedWithSmallSegments(algorithm));
-    if (algorithm == Algorithm::kHierarchical && layoutOf(comm) != Layout::kFourHostsOfTwo) continue;
+    if (algorithm == Algorithm::kHierarchical && !hasHierarchy(layoutOf(comm))) continue;
     const std::vector<std::size_t> counts = unevenCounts(comm.size());
     const bool halves = algorithm == Algorithm::kRabenseifner;
     INFO("RINGSYNC_ALGO=" << algorithmName(algorithm));
@@ -199,16 +223,16 @@ TEST_CASE("netns scale: reduce-scatter and all-gather, every algorithm x type (x
 TEST_CASE("netns scale: the automatic choice at this layout", "[netns_scale]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   const Layout layout = layoutOf(comm);
-  // 101 floats: below S1 everywhere (recursive doubling); 20011 floats (80 KB): Rabenseifner on 8
-  // butterfly members (8 hosts, or 4 nodes of 2), the ring on 7 ranks (past S2, N not a power of 2).
+  // 101 floats: below S1 everywhere (recursive doubling); 20011 floats (80 KB): Rabenseifner on a
+  // power of two of butterfly members (8 ranks on nodes of different sizes or of one rank, 4 or 8
+  // nodes of 2: S1 is 4-8 KB there), the ring on 7 ranks (past S2, N not a power of 2).
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 101, false));
   REQUIRE(comm.lastPlacement().algorithm == "recursive_doubling");
   REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kAvg, kLongCount, true));
   REQUIRE(comm.lastPlacement().algorithm == (layout == Layout::kTwoTwoTwoOne ? "ring" : "rabenseifner"));
-  // Blocks past a direct round: the halves on 8 single-rank hosts, hierarchical on nodes of two.
-  const char* blockwise = layout == Layout::kEightHostsOfOne  ? nullptr
-                          : layout == Layout::kFourHostsOfTwo ? "hierarchical"
-                                                              : "ring";
+  // Blocks past a direct round: hierarchical on nodes of two, the halves on 8 ranks without a
+  // hierarchy (one per host, or nodes of 3, 1, 2, 2), the ring on 7.
+  const char* blockwise = hasHierarchy(layout) ? "hierarchical" : layout == Layout::kTwoTwoTwoOne ? "ring" : nullptr;
   REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, kLongCount, false));
   REQUIRE(comm.lastPlacement().algorithm == (blockwise ? blockwise : "recursive_halving"));
   REQUIRE(exactAllgather(comm, DataType::kFloat32, kLongCount, false));

@@ -18,15 +18,16 @@
 #      hierarchical all-reduce or Rabenseifner's forced) hostB's link goes down in the
 #      middle of all-reduces: every rank raises TimeoutError naming ranks of the other host within
 #      RINGSYNC_TIMEOUT_SECONDS + 2 s.
-#   5. (scale_8x1, scale_4x2, scale_2221: 8 hosts x 1 rank, 4 x 2, 4 hosts holding 2+2+2+1) every
-#      algorithm x type x op x uneven counts at 7-8 ranks, the automatic choice there, round-robin
+#   5. (scale_8x1, scale_4x2, scale_2221, scale_3122, scale_8x2: 8 hosts x 1 rank, 4 x 2, 4 hosts
+#      holding 2+2+2+1 and 3+1+2+2, 8 hosts x 2) every algorithm x type x op x uneven counts at 7-16 ranks, the automatic choice there, round-robin
 #      numbering, mismatches (test_netns_scale).
 # The hosts come from simulated_hosts.sh (shared with bench/multihost.sh). Everything it creates
 # is removed on exit, failure included. Exit 77 (CTest skip) when the environment refuses
 # namespaces. Each part builds its own pair of hosts, so CTest runs the parts as separate entries,
 # each well under a minute even when the 4 ranks share a few cores over TCP.
 #   run_netns_test.sh <bin-dir> [collectives|hierarchical|doubling|doubling_one_per_host|trainer|perf|link_down|
-#                                link_down_hierarchical|link_down_rabenseifner|scale_8x1|scale_4x2|scale_2221|all]
+#                                link_down_hierarchical|link_down_rabenseifner|scale_8x1|scale_4x2|scale_2221|
+#                                scale_3122|scale_8x2|all]
 set -uo pipefail
 
 bin=${1:?usage: run_netns_test.sh <bin-dir> [part], see the header}
@@ -65,9 +66,10 @@ run_hierarchical() {
 }
 
 # run_algorithm_test <ranks> <test binary> <what it checks> [mpirun arguments...]
+# run_algorithm_test <ranks> <binary> <what> [mpirun options]; ALGORITHM_TEST_LIMIT: seconds (120).
 run_algorithm_test() {
   local log=$work/$2.log
-  sim_mpirun "$1" 120 -x RINGSYNC_TIMEOUT_SECONDS=60 "${@:4}" "$bin/$2" >"$log" 2>&1
+  sim_mpirun "$1" "${ALGORITHM_TEST_LIMIT:-120}" -x RINGSYNC_TIMEOUT_SECONDS=60 "${@:4}" "$bin/$2" >"$log" 2>&1
   local rc=$?
   tail -n 20 "$log"
   ((rc == 0)) || fail "$3 across the simulated hosts ($1 ranks) failed (exit $rc)"
@@ -207,6 +209,8 @@ case $part in
   scale_8x1) sim_hosts_setup 8 1 ;;
   scale_4x2) sim_hosts_setup 4 2 ;;
   scale_2221) sim_hosts_setup 4 2,2,2,1 ;;
+  scale_3122) sim_hosts_setup 4 3,1,2,2 ;;
+  scale_8x2) sim_hosts_setup 8 2 ;;
   *) echo "unknown part '$part'" >&2; exit 2 ;;
 esac
 [[ $part == collectives || $part == all ]] && run_collectives
@@ -218,7 +222,10 @@ esac
 [[ $part == link_down ]] && run_link_down 1 $((1 << 18))             # 1 MiB: the ring
 [[ $part == link_down_hierarchical ]] && run_link_down 2 $((1 << 20))  # 4 MiB: the hierarchical all-reduce
 [[ $part == link_down_rabenseifner ]] && run_link_down 2 $((1 << 20)) -x RINGSYNC_ALGO=rabenseifner  # node rounds + butterfly
-[[ $part == scale_8x1 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 8 hosts x 1"
-[[ $part == scale_4x2 ]] && run_algorithm_test 8 test_netns_scale "every algorithm at 4 hosts x 2"
-[[ $part == scale_2221 ]] && run_algorithm_test 7 test_netns_scale "every algorithm at 4 hosts of 2+2+2+1"
+run_scale() { run_algorithm_test "$1" test_netns_scale "every algorithm at $2" -x RINGSYNC_TEST_LAYOUT="${part#scale_}"; }
+[[ $part == scale_8x1 ]] && run_scale 8 "8 hosts x 1"
+[[ $part == scale_4x2 ]] && run_scale 8 "4 hosts x 2"
+[[ $part == scale_2221 ]] && run_scale 7 "4 hosts of 2+2+2+1"
+[[ $part == scale_3122 ]] && run_scale 8 "4 hosts of 3+1+2+2"
+[[ $part == scale_8x2 ]] && ALGORITHM_TEST_LIMIT=420 run_scale 16 "8 hosts x 2"
 say "$part: passed"

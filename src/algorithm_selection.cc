@@ -61,13 +61,17 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
 // crossovers.py computes them, and checks them against the model's own crossovers). N: the
 // butterfly's members (nodes, or ranks where there is no hierarchy), L: ranks per node,
 // q = floor(log2 N), p = 2^q, e = [N is not a power of two].
-// lambda = (alpha + 2o)/beta, the network's latency in bytes: (12 us + 2 x 1 us) / 8.37 ns/B, the
-// simulated hosts at 1 Gbit/s (bench/scale_model/params.json, simulated_1gbit; the only machine
-// constant, which S1 and S2 scale with: a 100 Gbit/s cluster's is ~44 KiB, README.md says why it
-// should become a setting or be measured at construction).
-constexpr double kLatencyBytes = (12e-6 + 2 * 1e-6) / 8.37e-9;
-// o/beta: the CPU time of one message posted or completed, in bytes of the same link (1 us / 8.37 ns/B).
-constexpr double kMessageOverheadBytes = 1e-6 / 8.37e-9;
+// lambda = (alpha + 2o)/beta, the network's latency in bytes: Options::networkLatencyBytes
+// (RINGSYNC_NETWORK_LATENCY_BYTES), by default (12 us + 2 x 1 us) / 8.37 ns/B, the simulated hosts
+// at 1 Gbit/s (bench/scale_model/params.json, simulated_1gbit); S1 and S2 scale with it (a 100
+// Gbit/s cluster's is ~44 KiB). o/beta, the CPU time of one message posted or completed in bytes
+// of the same link, is lambda/14 as in those hosts (1 us of the 14).
+struct NetworkLatency {
+  double lambda;    // bytes
+  double overhead;  // o/beta, bytes
+  explicit NetworkLatency(const Options& options)
+      : lambda(static_cast<double>(options.networkLatencyBytes)), overhead(lambda / 14) {}
+};
 // h: the header and call summary every butterfly and recursive-doubling message carries.
 constexpr double kSummaryBytes = static_cast<double>(RecursiveDoubling::kPrefixBytes);
 // Below 4 members it never wins: N = 3's pre/post step costs what it saves, N = 2 is the ring's schedule.
@@ -87,24 +91,23 @@ struct ButterflyShape {
 // S1, recursive doubling -> Rabenseifner: (q+e)(lambda + L·h) / (q - 2 + 2/p), from equal times
 // (the doubling sends S at each of its q steps, the butterfly 2(p-1)/p·S in all, in q+e more
 // latencies; both fold alike; gamma/(L·beta), 0.006 at 1 Gbit/s, left out).
-double rabenseifnerFromBytes(int members, int ranksPerNode) {
+double rabenseifnerFromBytes(int members, int ranksPerNode, const NetworkLatency& net) {
   const ButterflyShape b(members);
   const double denominator = b.q - 2 + 2.0 / b.p;
   if (denominator <= 0) return std::numeric_limits<double>::infinity();
-  return (b.q + b.e) * (kLatencyBytes + ranksPerNode * kSummaryBytes) / denominator;
+  return (b.q + b.e) * (net.lambda + ranksPerNode * kSummaryBytes) / denominator;
 }
 
 // S2, Rabenseifner -> the ring (or the hierarchical all-reduce), N not a power of two, where the
 // pre/post step's 2S outweigh the ring's extra latencies: ((N-1)(lambda + o/beta) - (q+1)(lambda + h))
 // / (1 - 1/p + 1/N). A power of two moves the ring's bytes in 2 log2 N latencies: never (while a
 // core reduces faster than the link moves, gamma < beta).
-double rabenseifnerUpToBytes(int members) {
+double rabenseifnerUpToBytes(int members, const NetworkLatency& net) {
   const ButterflyShape b(members);
   if (b.e == 0) return std::numeric_limits<double>::infinity();
   const double n = members;
-  return std::max(0.0,
-                  ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 1) * (kLatencyBytes + kSummaryBytes)) /
-                      (1 - 1.0 / b.p + 1 / n));
+  return std::max(0.0, ((n - 1) * (net.lambda + net.overhead) - (b.q + 1) * (net.lambda + kSummaryBytes)) /
+                           (1 - 1.0 / b.p + 1 / n));
 }
 
 // Whether the hierarchical all-reduce's 2(N-1) latencies per piece cost less than the 2S the
@@ -113,19 +116,18 @@ bool hierarchicalKeepsUp(const SelectionInputs& in, int ranksPerNode) {
   const ButterflyShape b(in.doublingMembers);
   const double piece = std::min(kHierarchicalPieceBytes,
                                 static_cast<double>(in.nodeRoundPayloadBytes) * ranksPerNode / (ranksPerNode - 1));
-  return (in.doublingMembers - b.q - 2) * kLatencyBytes < piece;
+  return (in.doublingMembers - b.q - 2) * NetworkLatency(in.options).lambda < piece;
 }
 
 // The same crossover for the halves alone (n-block arrays of S bytes in all): the butterfly pays
 // q+2 messages and, n not a power of two, the whole array once more than the ring's (n-1)/n of it:
 // ((n-1)(lambda + o/beta) - (q+2)(lambda + h)) / (1 - 1/p + 2/n); a power of two: never.
-double halvesUpToBytes(int members) {
+double halvesUpToBytes(int members, const NetworkLatency& net) {
   const ButterflyShape b(members);
   if (b.e == 0) return std::numeric_limits<double>::infinity();
   const double n = members;
-  return std::max(0.0,
-                  ((n - 1) * (kLatencyBytes + kMessageOverheadBytes) - (b.q + 2) * (kLatencyBytes + kSummaryBytes)) /
-                      (1 - 1.0 / b.p + 2 / n));
+  return std::max(0.0, ((n - 1) * (net.lambda + net.overhead) - (b.q + 2) * (net.lambda + kSummaryBytes)) /
+                           (1 - 1.0 / b.p + 2 / n));
 }
 
 Selection chooseAutomatically(const SelectionInputs& in);
@@ -163,10 +165,11 @@ std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::si
   if (in.hierarchy == HierarchyBlocker::kOneNode || in.doublingMembers < kButterflyMinMembers) return std::nullopt;
   const int ranksPerNode = in.hierarchy == HierarchyBlocker::kNone ? in.size / in.doublingMembers : 1;
   const auto size = static_cast<double>(bytes);
-  if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode) && doublingFits(in, bytes))
+  const NetworkLatency net(in.options);
+  if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode, net) && doublingFits(in, bytes))
     return Selection{AlgorithmId::kRecursiveDoublingAllreduce,
                      "small message across many nodes: recursive doubling (log2 N latencies; below Rabenseifner's S1)"};
-  const bool butterfly = size < rabenseifnerUpToBytes(in.doublingMembers) ||
+  const bool butterfly = size < rabenseifnerUpToBytes(in.doublingMembers, net) ||
                          (ranksPerNode > 1 && !hierarchicalKeepsUp(in, ranksPerNode));
   if (butterfly)
     return Selection{AlgorithmId::kRabenseifnerAllreduce,
@@ -337,7 +340,7 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   // Across nodes without a hierarchy, past the round: log2 n latencies instead of the ring's n-1,
   // the same bytes for n a power of two (always), up to halvesUpToBytes otherwise.
   if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers &&
-      static_cast<double>(arrayBytes) < halvesUpToBytes(in.size))
+      static_cast<double>(arrayBytes) < halvesUpToBytes(in.size, NetworkLatency(in.options)))
     return {butterfly, reduceScatter ? "blocks past a round across many nodes: recursive halving (log2 n latencies)"
                                      : "blocks past a round across many nodes: recursive doubling (log2 n latencies)"};
   return {ring, "large blocks: the bandwidth-optimal ring"};

@@ -99,6 +99,7 @@ SettingsRecord settingsRecord(const Options& options) {
   record.ringSegmentBytes = options.ringSegmentBytes;
   record.ringSegmentBytesAcrossNodes = options.ringSegmentBytesAcrossNodes;
   record.smallBytes = options.smallBytes;
+  record.networkLatencyBytes = options.networkLatencyBytes;
   record.algorithm = static_cast<std::int32_t>(options.algorithm);
   record.checkCalls = options.checkCalls ? 1 : 0;
   record.checkFinite = options.checkFinite ? 1 : 0;
@@ -142,6 +143,8 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
       describeDifference("RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES", ranks,
                          [&](const SettingsRecord& s) { return number(s.ringSegmentBytesAcrossNodes); }),
       describeDifference("RINGSYNC_SMALL_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.smallBytes); }),
+      describeDifference("RINGSYNC_NETWORK_LATENCY_BYTES", ranks,
+                         [&](const SettingsRecord& s) { return number(s.networkLatencyBytes); }),
       describeDifference("RINGSYNC_ALGO", ranks,
                          [](const SettingsRecord& s) {
                            return std::string(algorithmName(static_cast<Algorithm>(s.algorithm)));

@@ -112,6 +112,8 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_RING_DEPTH_ACROSS_NODES"))
     options.ringDepthAcrossNodes = parseInt("RINGSYNC_RING_DEPTH_ACROSS_NODES", v);
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_NETWORK_LATENCY_BYTES"))
+    options.networkLatencyBytes = parseBytes("RINGSYNC_NETWORK_LATENCY_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
     options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName,
                                     "auto, ring, direct, split, hierarchical, recursive_doubling, rabenseifner or mpi");
@@ -155,6 +157,9 @@ void Options::validate() const {
   if (smallBytes > detail::kMaxSmallBytes)
     fail("smallBytes (RINGSYNC_SMALL_BYTES)",
          "must be at most " + std::to_string(detail::kMaxSmallBytes) + ", got " + std::to_string(smallBytes));
+  if (networkLatencyBytes < 1 || networkLatencyBytes > (std::size_t{1} << 30))
+    fail("networkLatencyBytes (RINGSYNC_NETWORK_LATENCY_BYTES)",
+         "must be between 1 and 1 GiB, got " + std::to_string(networkLatencyBytes));
   if (!(timeoutSeconds >= 0) || !(stallWarnSeconds >= 0))
     fail("timeoutSeconds/stallWarnSeconds", "must be non-negative");
   if (bucketBytes == 0 || firstBucketBytes == 0)
@@ -166,12 +171,12 @@ std::string Options::describe() const {
   out << "RINGSYNC_RING_SEGMENT_BYTES=" << ringSegmentBytes << " RINGSYNC_RING_DEPTH=" << ringDepth
       << " RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=" << ringSegmentBytesAcrossNodes
       << " RINGSYNC_RING_DEPTH_ACROSS_NODES=" << ringDepthAcrossNodes << " RINGSYNC_SMALL_BYTES=" << smallBytes
-      << " RINGSYNC_ALGO=" << algorithmName(algorithm) << " RINGSYNC_BACKEND=" << backendName(backend)
-      << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds
-      << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0) << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0)
-      << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0) << " RINGSYNC_LOG=" << logLevelName(logLevel)
-      << " RINGSYNC_CUDA_DEVICE=" << cudaDevice << " RINGSYNC_BUCKET_BYTES=" << bucketBytes
-      << " RINGSYNC_FIRST_BUCKET_BYTES=" << firstBucketBytes;
+      << " RINGSYNC_NETWORK_LATENCY_BYTES=" << networkLatencyBytes << " RINGSYNC_ALGO=" << algorithmName(algorithm)
+      << " RINGSYNC_BACKEND=" << backendName(backend) << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds
+      << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0)
+      << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0)
+      << " RINGSYNC_LOG=" << logLevelName(logLevel) << " RINGSYNC_CUDA_DEVICE=" << cudaDevice
+      << " RINGSYNC_BUCKET_BYTES=" << bucketBytes << " RINGSYNC_FIRST_BUCKET_BYTES=" << firstBucketBytes;
   if (!timelinePath.empty()) out << " RINGSYNC_TIMELINE=" << timelinePath;
   return out.str();
 }

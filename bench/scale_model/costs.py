@@ -44,6 +44,10 @@ class Params:
     overhead: float
     name: str = ""
 
+    def latency_bytes(self) -> int:
+        """lambda = (alpha + 2o)/beta, what RINGSYNC_NETWORK_LATENCY_BYTES tells the selection."""
+        return max(1, round((self.alpha + 2 * self.overhead) / self.beta))
+
     @staticmethod
     def load(path: str, key: str) -> "Params":
         with open(path) as f:

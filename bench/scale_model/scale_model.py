@@ -7,7 +7,10 @@ plots bench/figures/scale_*.png.
 
   bench/scale_model/scale_model.py [--params bench/scale_model/params.json] [--set NAME]
       [--selection build/bin/selection_table | table.csv] [--ranks-per-node 1,8] [--out DIR]
-      [--figures bench/figures] [--no-plots]
+      [--figures bench/figures] [--no-plots] [--default-latency]
+
+The selection is asked under RINGSYNC_NETWORK_LATENCY_BYTES = the set's (alpha + 2o)/beta, as a
+user of that network would set it (--default-latency: the library's default, 1 Gbit/s here).
 """
 from __future__ import annotations
 
@@ -236,10 +239,17 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--figures", default=os.path.join(HERE, "..", "figures"))
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--default-latency", action="store_true",
+                    help="leave RINGSYNC_NETWORK_LATENCY_BYTES at the library's default instead of the set's lambda")
     args = ap.parse_args()
     params = costs.Params.load(args.params, args.set)
     ranks = [int(x) for x in args.ranks_per_node.split(",")]
-    chosen = selection.load(args.selection, NODES, ranks, MIN_BYTES, MAX_BYTES)
+    # The selection told the set's network latency, as a user sets RINGSYNC_NETWORK_LATENCY_BYTES.
+    env = {k: v for k, v in os.environ.items() if k.startswith("RINGSYNC_")}
+    if not args.default_latency:
+        env["RINGSYNC_NETWORK_LATENCY_BYTES"] = str(params.latency_bytes())
+    print(f"# selection_table under RINGSYNC_NETWORK_LATENCY_BYTES={env.get('RINGSYNC_NETWORK_LATENCY_BYTES', 'default')}")
+    chosen = selection.load(args.selection, NODES, ranks, MIN_BYTES, MAX_BYTES, env)
     rows = evaluate(params, chosen, NODES, ranks)
     os.makedirs(args.out, exist_ok=True)
     write_csv(rows, os.path.join(args.out, f"scale_{args.set}.csv"))

@@ -40,9 +40,10 @@ def parse_table(text: str) -> dict:
     return {(int(r["nodes"]), int(r["ranks_per_node"]), int(r["bytes"])): (r["algorithm"], r["reason"]) for r in rows}
 
 
-def load(source: str, nodes, ranks_per_node, min_bytes: int, max_bytes: int) -> dict:
-    """source: the selection_table binary (run for this grid) or a CSV it wrote."""
+def load(source: str, nodes, ranks_per_node, min_bytes: int, max_bytes: int, ringsync_env=None) -> dict:
+    """source: the selection_table binary (run for this grid, under ringsync_env as in
+    run_table_env) or a CSV it wrote."""
     if source.endswith(".csv"):
         with open(source) as f:
             return parse_table(f.read())
-    return parse_table(run_table(source, nodes, ranks_per_node, min_bytes, max_bytes))
+    return parse_table(run_table_env(source, ringsync_env, nodes, ranks_per_node, min_bytes, max_bytes))

@@ -129,6 +129,14 @@ class SelectionTable(unittest.TestCase):
         automatic = selection.parse_table(selection.run_table_env(SELECTION, {}, [4], [1], 8, 8))
         self.assertNotEqual(automatic[(4, 1, 8)][0], "ring")  # never the ring for 8 B across 4 nodes
 
+    def test_network_latency_moves_s1(self):
+        # 8 nodes x 1, 32 KiB: past S1 = 3(lambda + h)/1.25 at the default lambda (about 4.5 KB), below
+        # it at a 100 Gbit/s cluster's 45000 (about 108 KB).
+        def choice(env):
+            return selection.parse_table(selection.run_table_env(SELECTION, env, [8], [1], 32768, 32768))[(8, 1, 32768)][0]
+        self.assertEqual(choice({}), "rabenseifner")
+        self.assertEqual(choice({"RINGSYNC_NETWORK_LATENCY_BYTES": "45000"}), "recursive_doubling")
+
 
 if __name__ == "__main__":
     if "--selection" in sys.argv:

@@ -44,6 +44,15 @@ struct Options {
   // On one node broadcasts up to it take the round, all-reduces up to 32 KiB (above that, split).
   // Across nodes at most 32 KiB take it, whatever this says. Must match on every rank.
   std::size_t smallBytes = 3 * 1024 * 1024;
+  // RINGSYNC_NETWORK_LATENCY_BYTES (default 1672): the network's latency in bytes of its bandwidth,
+  // lambda = (alpha + 2o) / beta (one message's latency plus the CPU time to post and complete it,
+  // over the seconds per byte of a node's link). Among 4 or more nodes the automatic choice's
+  // crossovers scale with it: recursive doubling up to S1, Rabenseifner from there (and up to S2,
+  // the ring or hierarchical above, when the nodes are not a power of two). The default is this
+  // project's simulated hosts at 1 Gbit/s ((12 us + 2 us) / 8.37 ns/B); a 100 Gbit/s cluster with
+  // 3 us MPI latency is about 45000 (bench/scale_model/README.md). The per-message CPU time o/beta
+  // is taken as lambda/14, as in those hosts. Between 1 and 2^30. Must match on every rank.
+  std::size_t networkLatencyBytes = 1672;
   // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling|rabenseifner|mpi: force the
   // host all-reduce algorithm (default auto). Must match on every rank.
   //  - auto, all ranks on one node: the direct round for small messages, then split (reduce-scatter

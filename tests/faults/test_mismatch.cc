@@ -147,6 +147,8 @@ TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not c
        [](Options& o) { o.ringSegmentBytesAcrossNodes = 32 * 1024; }, kLarge},
       {"small-message threshold", "RINGSYNC_SMALL_BYTES=1024 on rank", [](Options& o) { o.smallBytes = 1024; },
        1000},  // 4000 B: direct vs ring
+      {"network latency", "RINGSYNC_NETWORK_LATENCY_BYTES=45000 on rank",
+       [](Options& o) { o.networkLatencyBytes = 45000; }, kSmall},
       {"algorithm", "RINGSYNC_ALGO=direct on rank", [](Options& o) { o.algorithm = Algorithm::kDirect; }, 1000},
       {"call checks", "RINGSYNC_CHECK=0 on rank", [](Options& o) { o.checkCalls = false; }, kSmall},
       {"finite check", "RINGSYNC_CHECK_FINITE=1 on rank", [](Options& o) { o.checkFinite = true; }, kLarge},

@@ -25,6 +25,7 @@ class Options:
     ring_segment_bytes_across_nodes: int
     ring_depth_across_nodes: int
     small_bytes: int
+    network_latency_bytes: int
     algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling' | 'mpi' | 'rabenseifner'
     backend: str  # 'auto' | 'ring' | 'nccl' | 'staged'
     timeout_seconds: float

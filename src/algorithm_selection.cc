@@ -65,12 +65,15 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
 // (RINGSYNC_NETWORK_LATENCY_BYTES), by default (12 us + 2 x 1 us) / 8.37 ns/B, the simulated hosts
 // at 1 Gbit/s (bench/scale_model/params.json, simulated_1gbit); S1 and S2 scale with it (a 100
 // Gbit/s cluster's is ~44 KiB). o/beta, the CPU time of one message posted or completed in bytes
-// of the same link, is lambda/14 as in those hosts (1 us of the 14).
+// of the same link, is lambda/14 as in those hosts (1 us of the 14), so alpha/beta is 12/14 of it.
+// g = gamma/beta, Options::reduceToLinkRatio (RINGSYNC_REDUCE_TO_LINK_RATIO, 0.006 on those hosts).
 struct NetworkLatency {
   double lambda;    // bytes
   double overhead;  // o/beta, bytes
+  double g;         // gamma/beta
   explicit NetworkLatency(const Options& options)
-      : lambda(static_cast<double>(options.networkLatencyBytes)), overhead(lambda / 14) {}
+      : lambda(static_cast<double>(options.networkLatencyBytes)), overhead(lambda / 14), g(options.reduceToLinkRatio) {}
+  double alphaBytes() const { return lambda - 2 * overhead; }
 };
 // h: the header and call summary every butterfly and recursive-doubling message carries.
 constexpr double kSummaryBytes = static_cast<double>(RecursiveDoubling::kPrefixBytes);
@@ -88,23 +91,28 @@ struct ButterflyShape {
   }
 };
 
-// S1, recursive doubling -> Rabenseifner: (q+e)(lambda + L·h) / (q - 2 + 2/p), from equal times
-// (the doubling sends S at each of its q steps, the butterfly 2(p-1)/p·S in all, in q+e more
-// latencies; both fold alike; gamma/(L·beta), 0.006 at 1 Gbit/s, left out).
+// S1, recursive doubling -> Rabenseifner: (q+e)(lambda + L·h) / ((q - 2 + 2/p) + (q+e)·g/L), from
+// equal times (the doubling sends and reduces S at each of its q steps, the butterfly moves
+// 2(p-1)/p·S in all, in q+e more latencies; both fold alike; crossovers.py's s1).
 double rabenseifnerFromBytes(int members, int ranksPerNode, const NetworkLatency& net) {
   const ButterflyShape b(members);
-  const double denominator = b.q - 2 + 2.0 / b.p;
+  const double denominator = b.q - 2 + 2.0 / b.p + (b.q + b.e) * net.g / ranksPerNode;
   if (denominator <= 0) return std::numeric_limits<double>::infinity();
   return (b.q + b.e) * (net.lambda + ranksPerNode * kSummaryBytes) / denominator;
 }
 
 // S2, Rabenseifner -> the ring (or the hierarchical all-reduce), N not a power of two, where the
 // pre/post step's 2S outweigh the ring's extra latencies: ((N-1)(lambda + o/beta) - (q+1)(lambda + h))
-// / (1 - 1/p + 1/N). A power of two moves the ring's bytes in 2 log2 N latencies: never (while a
-// core reduces faster than the link moves, gamma < beta).
+// / (1 - 1/p + 1/N). A power of two moves the ring's bytes in 2 log2 N latencies: never while a
+// core reduces faster than the link moves (g <= 1); else the ring's overlap of reduction and
+// transfer gains (p-1)/p·S·min(g-1, 1) for its 2(N-1-q) more latencies:
+// S2' = 2(N-1-q)·(alpha/beta)·p / ((p-1)·min(g-1, 1)) (crossovers.py's s2_reduction_bound).
 double rabenseifnerUpToBytes(int members, const NetworkLatency& net) {
   const ButterflyShape b(members);
-  if (b.e == 0) return std::numeric_limits<double>::infinity();
+  if (b.e == 0) {
+    if (net.g <= 1) return std::numeric_limits<double>::infinity();
+    return 2 * (members - 1 - b.q) * net.alphaBytes() * b.p / ((b.p - 1) * std::min(net.g - 1, 1.0));
+  }
   const double n = members;
   return std::max(0.0, ((n - 1) * (net.lambda + net.overhead) - (b.q + 1) * (net.lambda + kSummaryBytes)) /
                            (1 - 1.0 / b.p + 1 / n));

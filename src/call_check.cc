@@ -1,6 +1,7 @@
 #include "call_check.h"
 
 #include <cstddef>
+#include <cmath>
 #include <cstring>
 
 #include <string>
@@ -100,6 +101,7 @@ SettingsRecord settingsRecord(const Options& options) {
   record.ringSegmentBytesAcrossNodes = options.ringSegmentBytesAcrossNodes;
   record.smallBytes = options.smallBytes;
   record.networkLatencyBytes = options.networkLatencyBytes;
+  record.reduceToLinkMillionths = static_cast<std::uint64_t>(std::llround(options.reduceToLinkRatio * 1e6));
   record.algorithm = static_cast<std::int32_t>(options.algorithm);
   record.checkCalls = options.checkCalls ? 1 : 0;
   record.checkFinite = options.checkFinite ? 1 : 0;
@@ -145,6 +147,8 @@ void checkSameSettings(const std::vector<SettingsRecord>& ranks) {
       describeDifference("RINGSYNC_SMALL_BYTES", ranks, [&](const SettingsRecord& s) { return number(s.smallBytes); }),
       describeDifference("RINGSYNC_NETWORK_LATENCY_BYTES", ranks,
                          [&](const SettingsRecord& s) { return number(s.networkLatencyBytes); }),
+      describeDifference("RINGSYNC_REDUCE_TO_LINK_RATIO", ranks,
+                         [](const SettingsRecord& s) { return std::to_string(s.reduceToLinkMillionths / 1e6); }),
       describeDifference("RINGSYNC_ALGO", ranks,
                          [](const SettingsRecord& s) {
                            return std::string(algorithmName(static_cast<Algorithm>(s.algorithm)));

@@ -31,7 +31,8 @@ struct SettingsRecord {
   std::uint64_t ringSegmentBytes = 0;
   std::uint64_t ringSegmentBytesAcrossNodes = 0;
   std::uint64_t smallBytes = 0;
-  std::uint64_t networkLatencyBytes = 0;  // moves the automatic choice's crossovers
+  std::uint64_t networkLatencyBytes = 0;     // moves the automatic choice's crossovers
+  std::uint64_t reduceToLinkMillionths = 0;  // likewise: reduceToLinkRatio x 10^6, rounded
   std::int32_t algorithm = 0;
   std::int32_t checkCalls = 0;
   std::int32_t checkFinite = 0;

@@ -45,6 +45,14 @@ double parseSeconds(const char* name, const std::string& text) {
   return value;
 }
 
+double parseRatio(const char* name, const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0)
+    badVariable(name, text, "a non-negative number such as 0.006 or 1.25");
+  return value;
+}
+
 int parseInt(const char* name, const std::string& text) {
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
@@ -114,6 +122,8 @@ Options Options::fromEnvironment() {
   if (const char* v = readVariable("RINGSYNC_SMALL_BYTES")) options.smallBytes = parseBytes("RINGSYNC_SMALL_BYTES", v);
   if (const char* v = readVariable("RINGSYNC_NETWORK_LATENCY_BYTES"))
     options.networkLatencyBytes = parseBytes("RINGSYNC_NETWORK_LATENCY_BYTES", v);
+  if (const char* v = readVariable("RINGSYNC_REDUCE_TO_LINK_RATIO"))
+    options.reduceToLinkRatio = parseRatio("RINGSYNC_REDUCE_TO_LINK_RATIO", v);
   if (const char* v = readVariable("RINGSYNC_ALGO"))
     options.algorithm = parseChoice("RINGSYNC_ALGO", v, kAllAlgorithms, algorithmName,
                                     "auto, ring, direct, split, hierarchical, recursive_doubling, rabenseifner or mpi");
@@ -160,6 +170,9 @@ void Options::validate() const {
   if (networkLatencyBytes < 1 || networkLatencyBytes > (std::size_t{1} << 30))
     fail("networkLatencyBytes (RINGSYNC_NETWORK_LATENCY_BYTES)",
          "must be between 1 and 1 GiB, got " + std::to_string(networkLatencyBytes));
+  if (!(reduceToLinkRatio >= 0 && reduceToLinkRatio <= 1000))
+    fail("reduceToLinkRatio (RINGSYNC_REDUCE_TO_LINK_RATIO)",
+         "must be between 0 and 1000, got " + std::to_string(reduceToLinkRatio));
   if (!(timeoutSeconds >= 0) || !(stallWarnSeconds >= 0))
     fail("timeoutSeconds/stallWarnSeconds", "must be non-negative");
   if (bucketBytes == 0 || firstBucketBytes == 0)
@@ -171,7 +184,8 @@ std::string Options::describe() const {
   out << "RINGSYNC_RING_SEGMENT_BYTES=" << ringSegmentBytes << " RINGSYNC_RING_DEPTH=" << ringDepth
       << " RINGSYNC_RING_SEGMENT_BYTES_ACROSS_NODES=" << ringSegmentBytesAcrossNodes
       << " RINGSYNC_RING_DEPTH_ACROSS_NODES=" << ringDepthAcrossNodes << " RINGSYNC_SMALL_BYTES=" << smallBytes
-      << " RINGSYNC_NETWORK_LATENCY_BYTES=" << networkLatencyBytes << " RINGSYNC_ALGO=" << algorithmName(algorithm)
+      << " RINGSYNC_NETWORK_LATENCY_BYTES=" << networkLatencyBytes
+      << " RINGSYNC_REDUCE_TO_LINK_RATIO=" << reduceToLinkRatio << " RINGSYNC_ALGO=" << algorithmName(algorithm)
       << " RINGSYNC_BACKEND=" << backendName(backend) << " RINGSYNC_TIMEOUT_SECONDS=" << timeoutSeconds
       << " RINGSYNC_STALL_WARN_SECONDS=" << stallWarnSeconds << " RINGSYNC_CHECK=" << (checkCalls ? 1 : 0)
       << " RINGSYNC_CHECK_FINITE=" << (checkFinite ? 1 : 0) << " RINGSYNC_SPIN_WAIT=" << (spinWait ? 1 : 0)

@@ -48,6 +48,10 @@ class Params:
         """lambda = (alpha + 2o)/beta, what RINGSYNC_NETWORK_LATENCY_BYTES tells the selection."""
         return max(1, round((self.alpha + 2 * self.overhead) / self.beta))
 
+    def reduce_to_link_ratio(self) -> float:
+        """gamma/beta, what RINGSYNC_REDUCE_TO_LINK_RATIO tells the selection."""
+        return self.gamma / self.beta
+
     @staticmethod
     def load(path: str, key: str) -> "Params":
         with open(path) as f:

@@ -9,8 +9,9 @@ plots bench/figures/scale_*.png.
       [--selection build/bin/selection_table | table.csv] [--ranks-per-node 1,8] [--out DIR]
       [--figures bench/figures] [--no-plots] [--default-latency]
 
-The selection is asked under RINGSYNC_NETWORK_LATENCY_BYTES = the set's (alpha + 2o)/beta, as a
-user of that network would set it (--default-latency: the library's default, 1 Gbit/s here).
+The selection is asked under RINGSYNC_NETWORK_LATENCY_BYTES = the set's (alpha + 2o)/beta and
+RINGSYNC_REDUCE_TO_LINK_RATIO = its gamma/beta, as a user of that network would set them
+(--default-latency: the library's defaults, the simulated hosts at 1 Gbit/s).
 """
 from __future__ import annotations
 
@@ -240,15 +241,19 @@ def main():
     ap.add_argument("--figures", default=os.path.join(HERE, "..", "figures"))
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--default-latency", action="store_true",
-                    help="leave RINGSYNC_NETWORK_LATENCY_BYTES at the library's default instead of the set's lambda")
+                    help="leave RINGSYNC_NETWORK_LATENCY_BYTES and RINGSYNC_REDUCE_TO_LINK_RATIO at the library's "
+                         "defaults instead of the set's lambda and gamma/beta")
     args = ap.parse_args()
     params = costs.Params.load(args.params, args.set)
     ranks = [int(x) for x in args.ranks_per_node.split(",")]
-    # The selection told the set's network latency, as a user sets RINGSYNC_NETWORK_LATENCY_BYTES.
+    # The selection told the set's network, as a user sets RINGSYNC_NETWORK_LATENCY_BYTES and
+    # RINGSYNC_REDUCE_TO_LINK_RATIO.
     env = {k: v for k, v in os.environ.items() if k.startswith("RINGSYNC_")}
     if not args.default_latency:
         env["RINGSYNC_NETWORK_LATENCY_BYTES"] = str(params.latency_bytes())
-    print(f"# selection_table under RINGSYNC_NETWORK_LATENCY_BYTES={env.get('RINGSYNC_NETWORK_LATENCY_BYTES', 'default')}")
+        env["RINGSYNC_REDUCE_TO_LINK_RATIO"] = f"{params.reduce_to_link_ratio():.6g}"
+    told = {k: env.get(k, "default") for k in ("RINGSYNC_NETWORK_LATENCY_BYTES", "RINGSYNC_REDUCE_TO_LINK_RATIO")}
+    print("# selection_table under " + " ".join(f"{k}={v}" for k, v in told.items()))
     chosen = selection.load(args.selection, NODES, ranks, MIN_BYTES, MAX_BYTES, env)
     rows = evaluate(params, chosen, NODES, ranks)
     os.makedirs(args.out, exist_ok=True)

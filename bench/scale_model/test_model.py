@@ -137,6 +137,17 @@ class SelectionTable(unittest.TestCase):
         self.assertEqual(choice({}), "rabenseifner")
         self.assertEqual(choice({"RINGSYNC_NETWORK_LATENCY_BYTES": "45000"}), "recursive_doubling")
 
+    def test_reduce_to_link_ratio_moves_s1_and_s2(self):
+        # 8 nodes x 1 at lambda 45000: S1 ~108 KB at g = 0.006, ~35 KB at g = 1.25; and with g > 1 the
+        # ring from S2' = 2(N-1-q)(alpha/beta)p / ((p-1)min(g-1, 1)), ~1.4 MB.
+        def choice(size, g):
+            env = {"RINGSYNC_NETWORK_LATENCY_BYTES": "45000", "RINGSYNC_REDUCE_TO_LINK_RATIO": g}
+            return selection.parse_table(selection.run_table_env(SELECTION, env, [8], [1], size, size))[(8, 1, size)][0]
+        self.assertEqual(choice(65536, "0.006"), "recursive_doubling")
+        self.assertEqual(choice(65536, "1.25"), "rabenseifner")
+        self.assertEqual(choice(4 << 20, "0.006"), "rabenseifner")
+        self.assertEqual(choice(4 << 20, "1.25"), "ring")
+
 
 if __name__ == "__main__":
     if "--selection" in sys.argv:

@@ -53,6 +53,13 @@ struct Options {
   // 3 us MPI latency is about 45000 (bench/scale_model/README.md). The per-message CPU time o/beta
   // is taken as lambda/14, as in those hosts. Between 1 and 2^30. Must match on every rank.
   std::size_t networkLatencyBytes = 1672;
+  // RINGSYNC_REDUCE_TO_LINK_RATIO (default 0.006): gamma/beta, the time a core takes to reduce a
+  // byte over the time the link takes to move one (0.05 ns/B against 8.37 ns/B on those hosts; a
+  // core reducing at 10 GB/s beside a 100 Gbit/s link: 1.25). It moves S1 down (recursive doubling
+  // reduces the whole message at every step, Rabenseifner a part), and above 1 (the link outruns
+  // the core) makes the ring take over from Rabenseifner for large messages on a power of two of
+  // nodes too. Between 0 and 1000. Must match on every rank.
+  double reduceToLinkRatio = 0.006;
   // RINGSYNC_ALGO=auto|ring|direct|split|hierarchical|recursive_doubling|rabenseifner|mpi: force the
   // host all-reduce algorithm (default auto). Must match on every rank.
   //  - auto, all ranks on one node: the direct round for small messages, then split (reduce-scatter

@@ -27,6 +27,7 @@ Options optionsFromPython(py::handle o) {
   options.ringDepthAcrossNodes = o.attr("ring_depth_across_nodes").cast<int>();
   options.smallBytes = o.attr("small_bytes").cast<std::size_t>();
   options.networkLatencyBytes = o.attr("network_latency_bytes").cast<std::size_t>();
+  options.reduceToLinkRatio = o.attr("reduce_to_link_ratio").cast<double>();
   options.algorithm = choice(o, "algorithm", kAllAlgorithms, algorithmName);
   options.backend = choice(o, "backend", kAllBackends, backendName);
   options.timeoutSeconds = o.attr("timeout_seconds").cast<double>();

@@ -37,6 +37,7 @@ void registerOptions(nb::module_& m) {
       .def_rw("ring_depth_across_nodes", &Options::ringDepthAcrossNodes, "RINGSYNC_RING_DEPTH_ACROSS_NODES")
       .def_rw("small_bytes", &Options::smallBytes, "RINGSYNC_SMALL_BYTES")
       .def_rw("network_latency_bytes", &Options::networkLatencyBytes, "RINGSYNC_NETWORK_LATENCY_BYTES")
+      .def_rw("reduce_to_link_ratio", &Options::reduceToLinkRatio, "RINGSYNC_REDUCE_TO_LINK_RATIO")
       .def_prop_rw(
           "algorithm", [](const Options& o) { return std::string(algorithmName(o.algorithm)); },
           [](Options& o, const std::string& v) {

@@ -149,6 +149,8 @@ TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not c
        1000},  // 4000 B: direct vs ring
       {"network latency", "RINGSYNC_NETWORK_LATENCY_BYTES=45000 on rank",
        [](Options& o) { o.networkLatencyBytes = 45000; }, kSmall},
+      {"reduce to link ratio", "RINGSYNC_REDUCE_TO_LINK_RATIO=1.250000 on rank",
+       [](Options& o) { o.reduceToLinkRatio = 1.25; }, kSmall},
       {"algorithm", "RINGSYNC_ALGO=direct on rank", [](Options& o) { o.algorithm = Algorithm::kDirect; }, 1000},
       {"call checks", "RINGSYNC_CHECK=0 on rank", [](Options& o) { o.checkCalls = false; }, kSmall},
       {"finite check", "RINGSYNC_CHECK_FINITE=1 on rank", [](Options& o) { o.checkFinite = true; }, kLarge},

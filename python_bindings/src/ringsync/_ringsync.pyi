@@ -26,6 +26,7 @@ class Options:
     ring_depth_across_nodes: int
     small_bytes: int
     network_latency_bytes: int
+    reduce_to_link_ratio: float
     algorithm: str  # 'auto' | 'ring' | 'direct' | 'split' | 'hierarchical' | 'recursive_doubling' | 'mpi' | 'rabenseifner'
     backend: str  # 'auto' | 'ring' | 'nccl' | 'staged'
     timeout_seconds: float

@@ -67,11 +67,11 @@ const char* forcedHierarchicalFallback(HierarchyBlocker blocker) {
 // Gbit/s cluster's is ~44 KiB). o/beta, the CPU time of one message posted or completed in bytes
 // of the same link, is lambda/14 as in those hosts (1 us of the 14), so alpha/beta is 12/14 of it.
 // g = gamma/beta, Options::reduceToLinkRatio (RINGSYNC_REDUCE_TO_LINK_RATIO, 0.006 on those hosts).
-struct NetworkLatency {
+struct NetworkCosts {
   double lambda;    // bytes
   double overhead;  // o/beta, bytes
   double g;         // gamma/beta
-  explicit NetworkLatency(const Options& options)
+  explicit NetworkCosts(const Options& options)
       : lambda(static_cast<double>(options.networkLatencyBytes)), overhead(lambda / 14), g(options.reduceToLinkRatio) {}
   double alphaBytes() const { return lambda - 2 * overhead; }
 };
@@ -94,7 +94,7 @@ struct ButterflyShape {
 // S1, recursive doubling -> Rabenseifner: (q+e)(lambda + L·h) / ((q - 2 + 2/p) + (q+e)·g/L), from
 // equal times (the doubling sends and reduces S at each of its q steps, the butterfly moves
 // 2(p-1)/p·S in all, in q+e more latencies; both fold alike; crossovers.py's s1).
-double rabenseifnerFromBytes(int members, int ranksPerNode, const NetworkLatency& net) {
+double rabenseifnerFromBytes(int members, int ranksPerNode, const NetworkCosts& net) {
   const ButterflyShape b(members);
   const double denominator = b.q - 2 + 2.0 / b.p + (b.q + b.e) * net.g / ranksPerNode;
   if (denominator <= 0) return std::numeric_limits<double>::infinity();
@@ -107,7 +107,7 @@ double rabenseifnerFromBytes(int members, int ranksPerNode, const NetworkLatency
 // core reduces faster than the link moves (g <= 1); else the ring's overlap of reduction and
 // transfer gains (p-1)/p·S·min(g-1, 1) for its 2(N-1-q) more latencies:
 // S2' = 2(N-1-q)·(alpha/beta)·p / ((p-1)·min(g-1, 1)) (crossovers.py's s2_reduction_bound).
-double rabenseifnerUpToBytes(int members, const NetworkLatency& net) {
+double rabenseifnerUpToBytes(int members, const NetworkCosts& net) {
   const ButterflyShape b(members);
   if (b.e == 0) {
     if (net.g <= 1) return std::numeric_limits<double>::infinity();
@@ -124,13 +124,13 @@ bool hierarchicalKeepsUp(const SelectionInputs& in, int ranksPerNode) {
   const ButterflyShape b(in.doublingMembers);
   const double piece = std::min(kHierarchicalPieceBytes,
                                 static_cast<double>(in.nodeRoundPayloadBytes) * ranksPerNode / (ranksPerNode - 1));
-  return (in.doublingMembers - b.q - 2) * NetworkLatency(in.options).lambda < piece;
+  return (in.doublingMembers - b.q - 2) * NetworkCosts(in.options).lambda < piece;
 }
 
 // The same crossover for the halves alone (n-block arrays of S bytes in all): the butterfly pays
 // q+2 messages and, n not a power of two, the whole array once more than the ring's (n-1)/n of it:
 // ((n-1)(lambda + o/beta) - (q+2)(lambda + h)) / (1 - 1/p + 2/n); a power of two: never.
-double halvesUpToBytes(int members, const NetworkLatency& net) {
+double halvesUpToBytes(int members, const NetworkCosts& net) {
   const ButterflyShape b(members);
   if (b.e == 0) return std::numeric_limits<double>::infinity();
   const double n = members;
@@ -173,7 +173,7 @@ std::optional<Selection> chooseAmongManyNodes(const SelectionInputs& in, std::si
   if (in.hierarchy == HierarchyBlocker::kOneNode || in.doublingMembers < kButterflyMinMembers) return std::nullopt;
   const int ranksPerNode = in.hierarchy == HierarchyBlocker::kNone ? in.size / in.doublingMembers : 1;
   const auto size = static_cast<double>(bytes);
-  const NetworkLatency net(in.options);
+  const NetworkCosts net(in.options);
   if (size < rabenseifnerFromBytes(in.doublingMembers, ranksPerNode, net) && doublingFits(in, bytes))
     return Selection{AlgorithmId::kRecursiveDoublingAllreduce,
                      "small message across many nodes: recursive doubling (log2 N latencies; below Rabenseifner's S1)"};
@@ -348,7 +348,7 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   // Across nodes without a hierarchy, past the round: log2 n latencies instead of the ring's n-1,
   // the same bytes for n a power of two (always), up to halvesUpToBytes otherwise.
   if (in.hierarchy != HierarchyBlocker::kOneNode && in.size >= kButterflyMinMembers &&
-      static_cast<double>(arrayBytes) < halvesUpToBytes(in.size, NetworkLatency(in.options)))
+      static_cast<double>(arrayBytes) < halvesUpToBytes(in.size, NetworkCosts(in.options)))
     return {butterfly, reduceScatter ? "blocks past a round across many nodes: recursive halving (log2 n latencies)"
                                      : "blocks past a round across many nodes: recursive doubling (log2 n latencies)"};
   return {ring, "large blocks: the bandwidth-optimal ring"};

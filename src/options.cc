@@ -37,20 +37,18 @@ std::size_t parseBytes(const char* name, const std::string& text) {
   return static_cast<std::size_t>(number) * scale;
 }
 
-double parseSeconds(const char* name, const std::string& text) {
+// A finite number >= 0; `expected` says what kind in the error ("a non-negative number of seconds").
+double parseNonNegative(const char* name, const std::string& text, const char* expected) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0)
-    badVariable(name, text, "a non-negative number of seconds");
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) badVariable(name, text, expected);
   return value;
 }
-
+double parseSeconds(const char* name, const std::string& text) {
+  return parseNonNegative(name, text, "a non-negative number of seconds");
+}
 double parseRatio(const char* name, const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0)
-    badVariable(name, text, "a non-negative number such as 0.006 or 1.25");
-  return value;
+  return parseNonNegative(name, text, "a non-negative number such as 0.006 or 1.25");
 }
 
 int parseInt(const char* name, const std::string& text) {

@@ -42,7 +42,9 @@
 namespace ringsync {
 
 struct GradientBuffer {
-  void* data = nullptr;   // host or device memory, owned by the caller, alive as long as the averager
+  // Host or device memory, owned by the caller, alive as long as the averager (or until
+  // markReadyAt hands it the gradient's new place).
+  void* data = nullptr;
   std::size_t count = 0;  // elements (0 is allowed)
   DataType type = DataType::kFloat32;
 };
@@ -58,6 +60,13 @@ struct GradientAveragerOptions {
   // Host buffers only (device buckets go as they are). Sums are accumulated in float32 and
   // rounded to float16 at every ring step, so values beyond float16's range (65504) overflow.
   bool compressFp16 = false;
+  // The buckets, given (Horovod's `groups`, a DDP's own buckets): each inner list names the
+  // gradients fused into one bucket, every gradient in exactly one list, one element type and
+  // one kind of memory per list (InvalidArgument naming the list otherwise). Inside a bucket the
+  // members lie in ascending index; buckets launch by their lowest index, highest first (the
+  // order backward completes them). Empty: buckets planned from bucketBytes/firstBucketBytes.
+  // Every rank must give the same lists (MismatchError otherwise).
+  std::vector<std::vector<std::size_t>> groups;
 };
 
 struct GradientAveragerStats {
@@ -108,11 +117,14 @@ class GradientAverager {
   // call never blocks the host. For host gradients the stream is ignored.
   void markReady(std::size_t index, CUstream_st* stream);
   // markReady for a framework that may move gradients between steps (libtorch's zero_grad() frees
-  // every .grad by default): `data` is where gradient `index` lies now. The averager reduces the
-  // memory it was built with, so a gradient that moved raises InvalidArgument naming it and both
-  // addresses, before anything is marked or sent (its peers then wait for it until the deadline):
-  // keep the gradients where they were registered (zero_grad(false), buffers you own and copy
-  // into), or use ringsync::torch::DistributedDataParallel, which does that for libtorch modules.
+  // every .grad by default, and backward allocates new ones): `data` is where gradient `index`
+  // lies now, same count and type. A host gradient that moved is reduced where it lies, from this
+  // step until it moves again (its bucket's spans are bound anew, nothing is copied); the old
+  // memory is not touched again. It must stay valid, and not overlap another gradient, until
+  // synchronize() returns. A device gradient, or any of a ShardedGradientAverager's, stays where it
+  // was registered: one that moved raises InvalidArgument naming it and both addresses, before
+  // anything is marked or sent (its peers then wait for it until the deadline). So do null data,
+  // device memory for a host gradient, and a gradient already marked in this step.
   void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);
   // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any
   // bucket hit (and the averager is unusable after a timeout, like its communicator). Every

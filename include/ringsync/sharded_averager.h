@@ -83,7 +83,9 @@ class ShardedGradientAverager {
   // --- gradients: as GradientAverager, with reduce-scatter for all-reduce.
   void markReady(std::size_t index);
   void markReady(std::size_t index, CUstream_st* stream);
-  void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);  // GradientAverager's
+  // GradientAverager's, except that a gradient that moved is refused (InvalidArgument naming it):
+  // the shards are planned over the memory registered, so gradients stay there.
+  void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);
   // Waits for every bucket's reduce-scatter; afterwards gradient i holds the result on shard(i).
   void synchronize();
   void averageAll();  // markReady on every gradient not yet marked, then synchronize()

@@ -24,9 +24,8 @@ std::size_t nextOffset(std::size_t offset, const Bucket& bucket) {
   return (offset + step - 1) / step * step;
 }
 
-// Members arrive in reverse registration order; the fused layout is ascending gradient index.
-void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
-  std::reverse(bucket.members.begin(), bucket.members.end());
+// The fused layout of members in ascending gradient index.
+void layOut(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
   std::size_t offset = 0;
   for (BucketMember& member : bucket.members) {
     member.offset = member.count > 0 ? nextOffset(offset, bucket) : offset;
@@ -34,6 +33,12 @@ void finish(Bucket& bucket, const std::vector<GradientSpec>& gradients) {
   }
   bucket.count = offset;
   bucket.contiguousData = spanOf(bucket, gradients);
+}
+
+// Launch order = completion order in backward: a bucket completes with its lowest-indexed member.
+void sortInLaunchOrder(std::vector<Bucket>& buckets) {
+  std::sort(buckets.begin(), buckets.end(),
+            [](const Bucket& a, const Bucket& b) { return a.firstGradient() > b.firstGradient(); });
 }
 
 Bucket startBucket(const GradientSpec& g) {
@@ -75,10 +80,28 @@ std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, cons
   }
   for (auto& slot : open)
     if (slot) close(slot);
-  for (Bucket& bucket : buckets) finish(bucket, gradients);
-  // Launch order = completion order in backward: a bucket completes with its lowest-indexed member.
-  std::sort(buckets.begin(), buckets.end(),
-            [](const Bucket& a, const Bucket& b) { return a.firstGradient() > b.firstGradient(); });
+  for (Bucket& bucket : buckets) {
+    std::reverse(bucket.members.begin(), bucket.members.end());  // they arrived in reverse
+    layOut(bucket, gradients);
+  }
+  sortInLaunchOrder(buckets);
+  return buckets;
+}
+
+std::vector<Bucket> bucketsFromGroups(const std::vector<GradientSpec>& gradients,
+                                      const std::vector<std::vector<std::size_t>>& groups) {
+  std::vector<Bucket> buckets;
+  for (std::vector<std::size_t> group : groups) {
+    std::sort(group.begin(), group.end());
+    // The memory of its first non-empty member (an empty tensor's pointer was not classified).
+    const auto nonEmpty = std::find_if(group.begin(), group.end(),
+                                       [&](std::size_t g) { return gradients[g].count > 0; });
+    Bucket bucket = startBucket(gradients[nonEmpty != group.end() ? *nonEmpty : group.front()]);
+    for (std::size_t g : group) bucket.members.push_back({g, 0, gradients[g].count});
+    layOut(bucket, gradients);
+    buckets.push_back(std::move(bucket));
+  }
+  sortInLaunchOrder(buckets);
   return buckets;
 }
 

@@ -61,6 +61,12 @@ struct BucketPlanLimits {
 // Buckets in launch order. Every gradient belongs to exactly one bucket; no bucket is empty.
 std::vector<Bucket> planBuckets(const std::vector<GradientSpec>& gradients, const BucketPlanLimits& limits);
 
+// Buckets given by the caller (GradientAveragerOptions::groups, checked by checkGroups: every
+// gradient in exactly one group, one type and memory per group), laid out and ordered as
+// planBuckets' are.
+std::vector<Bucket> bucketsFromGroups(const std::vector<GradientSpec>& gradients,
+                                      const std::vector<std::vector<std::size_t>>& groups);
+
 // Where `bucket`'s members start when they lie back to back in `buffers` (the gradients, or the
 // parameters that mirror them) at exactly their fused offsets, with no padding: then the bucket
 // needs no packing. nullptr otherwise, and for a bucket of empty tensors.

@@ -14,8 +14,7 @@ GradientAverager::~GradientAverager() = default;
 void GradientAverager::markReady(std::size_t index) { impl_->markReady(index, nullptr); }
 void GradientAverager::markReady(std::size_t index, CUstream_st* stream) { impl_->markReady(index, stream); }
 void GradientAverager::markReadyAt(std::size_t index, const void* data, CUstream_st* stream) {
-  impl_->checkWhere(index, data);
-  impl_->markReady(index, stream);
+  impl_->markReadyAt(index, data, stream);
 }
 void GradientAverager::synchronize() { impl_->synchronize(); }
 void GradientAverager::averageAll() { impl_->averageAll(); }

@@ -27,19 +27,28 @@ std::string describeGradient(std::uint64_t count, std::uint64_t kind, bool withM
   return text;
 }
 
-std::uint64_t hashList(const std::vector<GradientSpec>& gradients) {
-  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a, 64 bit
-  auto mix = [&](std::uint64_t value) {
+// FNV-1a, 64 bit, over whole words.
+struct Fnv1a {
+  std::uint64_t hash = 1469598103934665603ull;
+  void mix(std::uint64_t value) {
     for (int i = 0; i < 8; ++i) {
       hash ^= (value >> (8 * i)) & 0xffu;
       hash *= 1099511628211ull;
     }
-  };
-  for (const GradientSpec& g : gradients) {
-    mix(g.count);
-    mix(kindWord(g));
   }
-  return hash;
+};
+
+std::uint64_t hashList(const std::vector<GradientSpec>& gradients) {
+  Fnv1a fnv;
+  for (const GradientSpec& g : gradients) {
+    fnv.mix(g.count);
+    fnv.mix(kindWord(g));
+  }
+  return fnv.hash;
+}
+
+std::string describeKind(const GradientSpec& g) {
+  return std::string(dataTypeName(g.type)) + (g.onDevice ? " in device memory" : " in host memory");
 }
 
 // One buffer the caller registered, as errors name it: "gradient 3", "parameter 3".
@@ -139,6 +148,52 @@ std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& grad
   return specs;
 }
 
+void checkGroups(const std::vector<std::vector<std::size_t>>& groups, const std::vector<GradientSpec>& gradients,
+                 const char* who) {
+  if (groups.empty()) return;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> groupOf(gradients.size(), kNone);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const std::string group = "groups[" + std::to_string(k) + "]";
+    if (groups[k].empty()) reject(who, group + " is empty (every bucket holds at least one gradient)");
+    const GradientSpec* kind = nullptr;  // the group's first non-empty member
+    std::size_t kindIndex = 0;
+    for (std::size_t g : groups[k]) {
+      if (g >= gradients.size())
+        reject(who, group + " names gradient " + std::to_string(g) + ", but " + std::to_string(gradients.size()) +
+                        " gradients are registered");
+      if (groupOf[g] != kNone)
+        reject(who, "gradient " + std::to_string(g) + " is in groups[" + std::to_string(groupOf[g]) + "] and " + group +
+                        " (each gradient belongs to exactly one)");
+      groupOf[g] = k;
+      const GradientSpec& spec = gradients[g];
+      if (kind == nullptr && spec.count > 0) {
+        kind = &spec;
+        kindIndex = g;
+      }
+      const bool typeDiffers = kind != nullptr && spec.type != kind->type;
+      const bool memoryDiffers = kind != nullptr && spec.count > 0 && spec.onDevice != kind->onDevice;
+      if (typeDiffers || memoryDiffers)
+        reject(who, group + " mixes gradient " + std::to_string(kindIndex) + " (" + describeKind(*kind) +
+                        ") and gradient " + std::to_string(g) + " (" + describeKind(spec) +
+                        "): a bucket holds one element type in one kind of memory");
+    }
+  }
+  const auto missing = std::find(groupOf.begin(), groupOf.end(), kNone);
+  if (missing != groupOf.end())
+    reject(who, "gradient " + std::to_string(missing - groupOf.begin()) +
+                    " is in no group (with groups given, each gradient belongs to exactly one)");
+}
+
+std::uint64_t hashBuckets(const std::vector<Bucket>& buckets) {
+  Fnv1a fnv;
+  for (const Bucket& bucket : buckets) {
+    fnv.mix(bucket.members.size());
+    for (const BucketMember& member : bucket.members) fnv.mix(member.gradient);
+  }
+  return fnv.hash;
+}
+
 std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& parameters,
                                           const std::vector<GradientSpec>& gradients, const char* who) {
   if (parameters.size() != gradients.size())
@@ -165,9 +220,11 @@ std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& par
 }
 
 void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<GradientSpec>& gradients,
-                                  const AveragerSettings& settings, std::uint64_t partitionHash) {
-  constexpr std::size_t kWords = 8;
+                                  const AveragerSettings& settings, std::uint64_t bucketsHash,
+                                  std::uint64_t partitionHash) {
+  constexpr std::size_t kWords = 9;
   constexpr std::size_t kPartition = 7;  // words 2..6: the settings
+  constexpr std::size_t kBuckets = 8;
   const std::uint64_t mine[kWords] = {gradients.size(),
                                       hashList(gradients),
                                       settings.bucketBytes,
@@ -175,11 +232,12 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
                                       static_cast<std::uint64_t>(settings.op),
                                       settings.compressFp16 ? 1u : 0u,
                                       settings.sharded ? 1u : 0u,
-                                      partitionHash};
+                                      partitionHash,
+                                      bucketsHash};
   std::vector<std::uint64_t> all(kWords * static_cast<std::size_t>(comm.size()));
   comm.allgather(mine, all.data(), kWords, DataType::kUInt64);
   const char* noun = settings.sharded ? "tensors" : "gradients";
-  std::string counts, settingsText, partitions;
+  std::string counts, settingsText, partitions, bucketRanks;
   bool listsDiffer = false;
   for (int r = 1; r < comm.size(); ++r) {
     const std::uint64_t* theirs = all.data() + static_cast<std::size_t>(r) * kWords;
@@ -191,6 +249,7 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
       settingsText += (settingsText.empty() ? "" : "; ") + rank + " uses " + describeSettings(theirs) +
                       ", rank 0 uses " + describeSettings(all.data());
     if (theirs[kPartition] != all[kPartition]) partitions += (partitions.empty() ? "" : ", ") + rank;
+    if (theirs[kBuckets] != all[kBuckets]) bucketRanks += (bucketRanks.empty() ? "" : ", ") + rank;
     listsDiffer = listsDiffer || theirs[1] != all[1];
   }
   const std::string who = settings.who();
@@ -200,6 +259,10 @@ void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<Gradient
   // Same length everywhere (checked above), so the full lists can be gathered in one call.
   if (listsDiffer)
     throw MismatchError(prefix + describeListDifferences(comm, gradients, settings.sharded ? "tensor" : "gradient"));
+  // Planned buckets follow from the lists and settings; given ones (options.groups) may differ.
+  if (!bucketRanks.empty())
+    throw MismatchError(who + ": " + bucketRanks +
+                        " fused the gradients into other buckets than rank 0 (GradientAveragerOptions::groups differ)");
   // Same lists and settings give the same partition; a difference here is a bug, named all the same.
   if (!partitions.empty()) throw MismatchError(who + ": the partition of " + partitions + " differs from rank 0's");
 }

@@ -35,10 +35,20 @@ std::vector<GradientSpec> checkGradients(const std::vector<GradientBuffer>& grad
 std::vector<GradientSpec> checkParameters(const std::vector<GradientBuffer>& parameters,
                                           const std::vector<GradientSpec>& gradients, const char* who);
 
+// GradientAveragerOptions::groups (when given): every gradient in exactly one non-empty group, one
+// element type and one kind of memory per group. InvalidArgument naming the group otherwise.
+void checkGroups(const std::vector<std::vector<std::size_t>>& groups, const std::vector<GradientSpec>& gradients,
+                 const char* who);
+
+// The buckets' membership as one word, for the cross-rank check.
+std::uint64_t hashBuckets(const std::vector<Bucket>& buckets);
+
 // Collective over `comm`: every rank registered the same list (count, type, memory per gradient)
-// with the same settings and computed the same partition (`partitionHash`: ShardPlan::hash(), 0
-// for a replicated averager); otherwise MismatchError, the same message on every rank.
+// with the same settings, fused it into the same buckets (`bucketsHash`: hashBuckets) and computed
+// the same partition (`partitionHash`: ShardPlan::hash(), 0 for a replicated averager); otherwise
+// MismatchError, the same message on every rank.
 void checkSameGradientsOnAllRanks(Communicator& comm, const std::vector<GradientSpec>& gradients,
-                                  const AveragerSettings& settings, std::uint64_t partitionHash);
+                                  const AveragerSettings& settings, std::uint64_t bucketsHash,
+                                  std::uint64_t partitionHash);
 
 }  // namespace ringsync::detail

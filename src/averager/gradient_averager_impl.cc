@@ -26,7 +26,7 @@ bool overlapPossible(const Communicator& comm, const detail::Logger& logger) {
 }
 
 std::string describePlan(const std::vector<detail::Bucket>& buckets, const detail::AveragerSettings& s,
-                         std::size_t gradients, bool overlap) {
+                         std::size_t gradients, bool overlap, bool given) {
   std::size_t bytes = 0, inPlace = 0;
   for (const detail::Bucket& b : buckets) {
     bytes += b.bytes();
@@ -35,7 +35,9 @@ std::string describePlan(const std::vector<detail::Bucket>& buckets, const detai
   return std::string(s.who()) + ": " + std::to_string(gradients) + " gradients, " + std::to_string(bytes) +
          " bytes in " + std::to_string(buckets.size()) + " buckets (" + std::to_string(inPlace) + " back to back), " +
          (s.sharded ? "reduce-scattered, parameters all-gathered" : "all-reduced") +
-         ", bucketBytes=" + std::to_string(s.bucketBytes) + " firstBucketBytes=" + std::to_string(s.firstBucketBytes) +
+         (given ? std::string(", buckets given (groups)")
+                : ", bucketBytes=" + std::to_string(s.bucketBytes) +
+                      " firstBucketBytes=" + std::to_string(s.firstBucketBytes)) +
          " op=" + reduceOpName(s.op) + (s.compressFp16 ? " fp16 on the wire" : "") +
          (overlap ? ", overlapped with backward" : ", not overlapped");
 }
@@ -99,7 +101,10 @@ GradientAverager::Impl::Impl(const Communicator& comm, std::vector<GradientBuffe
 }
 
 void GradientAverager::Impl::setUp(const GradientAveragerOptions& options) {
-  buckets_ = detail::planBuckets(gradients_, {settings_.bucketBytes, settings_.firstBucketBytes});
+  detail::checkGroups(options.groups, gradients_, settings_.who());
+  buckets_ = options.groups.empty()
+                 ? detail::planBuckets(gradients_, {settings_.bucketBytes, settings_.firstBucketBytes})
+                 : detail::bucketsFromGroups(gradients_, options.groups);
   bucketOf_ = detail::bucketOfGradient(buckets_, gradients_.size());
   if (settings_.sharded) shards_ = std::make_unique<detail::ShardPlan>(buckets_, parameters_, comm_.size());
   taskCount_ = buckets_.size() * (settings_.sharded ? 2 : 1);
@@ -124,7 +129,7 @@ void GradientAverager::Impl::setUp(const GradientAveragerOptions& options) {
   stats_.wireBytesPerStep = wireBytesPerStep(buckets_, shards_.get(), settings_.compressFp16, comm_.size());
   timeline_ = detail::Timeline::current();
   if (comm_.rank() == 0 && logger_.enabled(LogLevel::kInfo))
-    logger_.info(describePlan(buckets_, settings_, gradients_.size(), overlap_));
+    logger_.info(describePlan(buckets_, settings_, gradients_.size(), overlap_, !options.groups.empty()));
 }
 
 GradientAverager::Impl::~Impl() { shutdown(); }
@@ -171,7 +176,8 @@ void GradientAverager::Impl::noteFailure(const Error& error) {
 void GradientAverager::Impl::ensureAgreed() {
   if (agreed_) return;
   try {
-    detail::checkSameGradientsOnAllRanks(comm_, gradients_, settings_, shards_ ? shards_->hash() : 0);
+    detail::checkSameGradientsOnAllRanks(comm_, gradients_, settings_, detail::hashBuckets(buckets_),
+                                         shards_ ? shards_->hash() : 0);
   } catch (const Error& error) {
     noteFailure(error);
     throw;

@@ -46,9 +46,12 @@ struct GradientAverager::Impl {
   ~Impl();  // stops the progress thread after the task it is running; never throws
 
   void markReady(std::size_t index, CUstream_st* stream);
-  // InvalidArgument naming gradient `index` when it no longer lies at the address it was registered
-  // with (markReadyAt); empty gradients may lie anywhere.
-  void checkWhere(std::size_t index, const void* data) const;
+  // markReady for a gradient that lies at `data` now. A replicated averager's host gradient that
+  // moved is reduced where it lies from this step on; a device gradient, or any of a sharded
+  // averager's, must stay where it was registered (InvalidArgument naming it and both addresses).
+  // Checked before anything is marked; empty gradients may lie anywhere.
+  void markReadyAt(std::size_t index, const void* data, CUstream_st* stream);
+  void moveGradient(std::size_t index, const void* data);
   void synchronize();
   void averageAll();
   // Sharded only (gradient_averager_gather.cc).

@@ -36,6 +36,9 @@ class BucketRunner {
   virtual ~BucketRunner() = default;
   // Gradient `gradient` was produced on `stream` (device runner only; called by markReady).
   virtual void noteReady(std::size_t /*gradient*/, CUstream_st* /*stream*/) {}
+  // Gradient `gradient` now lies elsewhere (GradientSpec::data changed: markReadyAt on a replicated
+  // averager's host gradient); its bucket is not running and runs only after the gradient is marked.
+  virtual void noteMoved(std::size_t /*gradient*/) {}
   // Parameter `parameter`'s shard was updated on `stream` (device runner only; markUpdated).
   virtual void noteUpdated(std::size_t /*parameter*/, CUstream_st* /*stream*/) {}
   // All-reduces bucket `bucket` through `comm` (a sharded runner: reduce-scatters it, leaving each

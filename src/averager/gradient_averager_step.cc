@@ -7,6 +7,7 @@
 
 #include "gradient_averager_impl.h"
 #include "src/core_access.h"
+#include "src/device_path.h"
 
 namespace ringsync {
 namespace {
@@ -26,16 +27,42 @@ void GradientAverager::Impl::checkIndex(std::size_t index, const char* caller) c
                         (settings_.sharded ? " tensors" : " gradients") + " registered)");
 }
 
-void GradientAverager::Impl::checkWhere(std::size_t index, const void* data) const {
+void GradientAverager::Impl::markReadyAt(std::size_t index, const void* data, CUstream_st* stream) {
+  ensureUsable();
   checkIndex(index, "markReadyAt");
   const detail::GradientSpec& registered = gradients_[index];
-  if (registered.count == 0 || data == registered.data) return;
-  std::ostringstream text;
-  text << settings_.who() << "::markReadyAt: gradient " << index << " now lies at " << data
-       << ", but the averager was built over it at " << registered.data
-       << " (it reduces that memory); the gradient moved or was freed: keep gradients where they were registered "
-          "(libtorch: zero_grad(false), or buffers you own and copy into; or ringsync::torch::DistributedDataParallel)";
-  throw InvalidArgument(text.str());
+  if (registered.count > 0 && data != registered.data) moveGradient(index, data);
+  markReady(index, stream);
+}
+
+void GradientAverager::Impl::moveGradient(std::size_t index, const void* data) {
+  const detail::GradientSpec& registered = gradients_[index];
+  const std::string gradient = std::string(settings_.who()) + "::markReadyAt: gradient " + std::to_string(index);
+  if (marked_[index])
+    throw InvalidArgument(gradient +
+                          " was already marked ready in this step; call synchronize() before marking it again");
+  if (data == nullptr)
+    throw InvalidArgument(gradient + ": data is null with count=" + std::to_string(registered.count));
+  if (settings_.sharded || registered.onDevice) {
+    std::ostringstream text;
+    text << gradient << " now lies at " << data << ", but the averager was built over it at " << registered.data
+         << (settings_.sharded ? " (a sharded averager's gradients stay where they were registered: its shards are "
+                                 "planned over that memory)"
+                               : " (device gradients stay where they were registered: the device buckets' pack "
+                                 "plan is fixed at construction)")
+         << "; the gradient moved or was freed: keep it where it was registered (libtorch: zero_grad(false), or a "
+            "buffer you own and copy into; or ringsync::torch::DistributedDataParallel)";
+    throw InvalidArgument(text.str());
+  }
+  if (detail::classifyPointer(data) == detail::MemoryKind::kDevice) {
+    std::ostringstream text;
+    text << gradient << " was registered in host memory, but data=" << data
+         << " is device memory (a gradient keeps its kind of memory)";
+    throw InvalidArgument(text.str());
+  }
+  // Its bucket cannot be running: it runs once all its members are marked, and this one is not.
+  gradients_[index].data = const_cast<void*>(data);
+  hostRunner_->noteMoved(index);
 }
 
 void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {

@@ -16,8 +16,7 @@ ShardedGradientAverager::~ShardedGradientAverager() = default;
 void ShardedGradientAverager::markReady(std::size_t index) { impl_->markReady(index, nullptr); }
 void ShardedGradientAverager::markReady(std::size_t index, CUstream_st* stream) { impl_->markReady(index, stream); }
 void ShardedGradientAverager::markReadyAt(std::size_t index, const void* data, CUstream_st* stream) {
-  impl_->checkWhere(index, data);
-  impl_->markReady(index, stream);
+  impl_->markReadyAt(index, data, stream);
 }
 void ShardedGradientAverager::synchronize() { impl_->synchronize(); }
 void ShardedGradientAverager::averageAll() { impl_->averageAll(); }

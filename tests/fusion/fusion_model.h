@@ -89,6 +89,9 @@ class Model {
   }
 
   void* data(std::size_t g) { return pointers_[g]; }
+  // Gradient g lies at `data` from now on (memory the caller owns, `layers[g].count` elements):
+  // fill, check and bytes use it there, as a framework that reallocates its gradients would.
+  void pointTo(std::size_t g, void* data) { pointers_[g] = data; }
 
   // Every byte of every tensor set to `byte` (stale values a gather must overwrite).
   void scramble(std::uint8_t byte) {

@@ -61,16 +61,22 @@ struct DistributedDataParallelOptions {
 //  - A hook after each parameter's gradient accumulation (autograd's AccumulateGrad, as torch's
 //    Reducer) places the gradient in its bucket; when a bucket is complete its all-reduce starts
 //    (GradientAverager's progress thread) while backward goes on.
-//  - Gradients live in the buckets: after synchronize() each .grad is a view of its bucket
-//    (gradient_as_bucket_view). zero_grad(set_to_none=false) then keeps them there and backward
-//    accumulates straight into the bucket; with the default set_to_none, backward makes a new
-//    .grad, which the hook copies into the bucket and replaces by the view again. Either way
-//    ringsync only ever touches memory DDP owns.
+//  - Gradients start in the buckets: from construction on each .grad is a view of its bucket
+//    (gradient_as_bucket_view; zeros unless the parameter had a gradient), and
+//    zero_grad(set_to_none=false) keeps them there: backward accumulates straight into the
+//    bucket. With the default set_to_none, backward makes a new .grad; a CPU one is averaged where
+//    it lies (GradientAverager::markReadyAt: nothing is copied; on one node the bucket is reduced
+//    over the tensors themselves), a CUDA one is copied into its bucket and replaced by the view.
+//    A CPU bucket that the core would have to pack anyway (the ring across nodes, a bucket beyond
+//    a shared-memory slot) is told so by its first step and from then on gets its gradients
+//    copied into the bucket instead (one pass, not a pack and an unpack). Gradients that are not
+//    contiguous are copied too. lastStepBuckets() says which path each bucket took.
 //  - A parameter that got no gradient in a step (unused in this rank's forward) counts as zero.
 //  - Each backward is followed by synchronize() (or accumulated inside a noSync() scope); a second
 //    backward before it raises InvalidArgument naming the parameter.
-// Not thread-safe; one backward at a time. Destroying it removes the hooks; the .grad views stay
-// valid (they keep their bucket alive).
+// Not thread-safe; one backward at a time. Between backward and the end of synchronize() the
+// .grad tensors must not be replaced or written. Destroying it removes the hooks; the .grad views
+// stay valid (they keep their bucket alive).
 class DistributedDataParallel {
  public:
   DistributedDataParallel(const Communicator& comm, ::torch::nn::Module& module,

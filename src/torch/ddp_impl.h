@@ -1,9 +1,11 @@
 // The state behind a DistributedDataParallel: the buckets it owns, one slot per parameter, the
 // hooks registered on autograd and the GradientAverager that all-reduces the buckets.
 //
-// The averager is handed one gradient per bucket (the bucket's whole tensor) with bucketBytes=1,
-// so each bucket is all-reduced in place as one call, and it never sees a pointer that can
-// change: the bucket tensors live as long as the averager (and longer, through the .grad views).
+// The averager is handed DDP's buckets as they are (GradientAveragerOptions::groups): a CPU
+// bucket as one averager gradient per parameter (its view at first, then wherever backward put
+// .grad: markReadyAt), a CUDA bucket as one gradient, its whole tensor (device gradients cannot
+// move). Averager indices are given so that its launch order (lowest index, highest first) is
+// ours: bucket k of B holds the k-th highest block of indices.
 //
 // Threads: the hook runs on autograd's thread for the parameter's device (the caller's thread for
 // CPU tensors); synchronize() on the caller's after backward has returned, so the two never run
@@ -41,6 +43,7 @@ struct DistributedDataParallel::Impl {
     std::string name;
     at::Tensor tensor;
     std::size_t bucket = 0;
+    std::size_t gradient = 0;  // its averager index (CPU buckets)
     // Its gradient's place in the bucket, shaped like the parameter. Made with set_() on the
     // bucket's storage, not as an autograd view: libtorch's zero_grad() calls detach_() on every
     // .grad, which autograd refuses on a view ("Can't detach views in-place").
@@ -49,17 +52,29 @@ struct DistributedDataParallel::Impl {
     ::torch::autograd::FunctionPreHook* preHook = nullptr;    // owned by the accumulator
     std::uintptr_t postHookKey = 0;
     bool accumulated = false;  // this step
+    at::Tensor marked;         // the .grad handed to the averager this step, held until its end
   };
   struct Bucket {
     at::Tensor flat;
     std::vector<std::size_t> members;
-    std::size_t pending = 0;  // members not yet accumulated this step
+    bool onDevice = false;
+    std::size_t gradient = 0;  // its averager index (CUDA buckets)
+    std::size_t pending = 0;   // members not yet accumulated this step (CUDA buckets)
+    // CPU: the core packed this bucket (it cannot reduce scattered tensors here), so gradients
+    // are copied into the bucket instead: one pass rather than a pack and an unpack.
+    bool copyIntoView = false;
   };
 
+  // Where parameter `p`'s gradient is averaged this step: its .grad itself when the averager can
+  // take it (a CPU bucket's dense contiguous gradient), else the bucket view after placeGradient.
+  // InvalidArgument naming the parameter for a gradient that does not match it.
+  const void* prepareGradient(Parameter& p);
   // Makes the parameter's .grad its bucket view, copying a gradient that lies elsewhere (a new
   // one from backward after zero_grad(set_to_none)) into it, or zeros when it has none.
   void placeGradient(Parameter& parameter);
-  void markAccumulated(std::size_t index);
+  // Parameter `index`'s gradient, at `where` (prepareGradient), is final for this step.
+  void markAccumulated(std::size_t index, const void* where);
+  void notePackedBuckets();  // after a step: CPU buckets the core packed copy into views from now on
   void resetStep();
   void makeBuckets(const DistributedDataParallelOptions& options);
   void registerHooks();

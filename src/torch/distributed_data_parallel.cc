@@ -89,17 +89,28 @@ DistributedDataParallel::Impl::Impl(const Communicator& comm, ::torch::nn::Modul
   buffers_ = std::move(model.buffers);
   makeBuckets(options);
 
-  // One averager gradient per bucket, numbered so that its launch order (highest index first) is
-  // ours; bucketBytes=1 gives each one a bucket of its own, all-reduced in place.
-  std::vector<GradientBuffer> gradients(buckets_.size());
-  for (std::size_t k = 0; k < buckets_.size(); ++k) {
-    const at::Tensor& flat = buckets_[k].flat;
-    gradients[buckets_.size() - 1 - k] = {flat.data_ptr(), static_cast<std::size_t>(flat.numel()),
-                                          *dataTypeOf(flat.scalar_type())};
-  }
+  // The averager takes our buckets as they are (groups). It launches the bucket with the highest
+  // indices first, so the last of ours gets the lowest block: bucket k launches k-th.
+  std::vector<GradientBuffer> gradients;
   GradientAveragerOptions averagerOptions;
-  averagerOptions.bucketBytes = 1;
-  averagerOptions.firstBucketBytes = 1;
+  averagerOptions.groups.resize(buckets_.size());
+  for (std::size_t k = buckets_.size(); k-- > 0;) {
+    Bucket& bucket = buckets_[k];
+    const DataType type = *dataTypeOf(bucket.flat.scalar_type());
+    std::vector<std::size_t>& group = averagerOptions.groups[k];
+    if (bucket.onDevice) {
+      bucket.gradient = gradients.size();
+      group.push_back(bucket.gradient);
+      gradients.push_back({bucket.flat.data_ptr(), static_cast<std::size_t>(bucket.flat.numel()), type});
+      continue;
+    }
+    for (std::size_t member : bucket.members) {  // ascending, as the views lie in the bucket
+      Parameter& p = parameters_[member];
+      p.gradient = gradients.size();
+      group.push_back(p.gradient);
+      gradients.push_back({p.view.data_ptr(), static_cast<std::size_t>(p.view.numel()), type});
+    }
+  }
   averagerOptions.overlap = options.overlap;
   averagerOptions.op = ReduceOp::kAvg;
   averager_ = std::make_unique<GradientAverager>(comm_, std::move(gradients), averagerOptions);
@@ -121,6 +132,7 @@ void DistributedDataParallel::Impl::makeBuckets(const DistributedDataParallelOpt
     const auto place = at::TensorOptions().dtype(layout.dtype).device(layout.device);
     bucket.flat = at::zeros({static_cast<int64_t>(layout.count)}, place);
     bucket.members = layout.parameters;
+    bucket.onDevice = !layout.device.is_cpu();
     bucket.pending = layout.parameters.size();
     for (std::size_t j = 0; j < layout.parameters.size(); ++j) {
       Parameter& p = parameters_[layout.parameters[j]];
@@ -128,7 +140,9 @@ void DistributedDataParallel::Impl::makeBuckets(const DistributedDataParallelOpt
       p.view = at::empty({0}, bucket.flat.options())
                    .set_(bucket.flat.storage(), static_cast<int64_t>(layout.offsets[j]), p.tensor.sizes(),
                          contiguousStrides(p.tensor.sizes()));
-      if (p.tensor.grad().defined()) placeGradient(p);  // a gradient from before keeps its values
+      // A gradient from before keeps its values; none is zeros. Either way .grad starts as the
+      // view, so that zero_grad(set_to_none=false) has backward accumulate into the bucket.
+      placeGradient(p);
     }
     buckets_.push_back(std::move(bucket));
   }

@@ -22,7 +22,7 @@ using ringsync::testing::backwardClosedForm;
 using ringsync::testing::gradientsAreAverages;
 using ringsync::testing::ParameterModule;
 
-TEST_CASE("ddp: every float dtype averaged, gradients left in the buckets", "[torch][ddp]") {
+TEST_CASE("ddp: every float dtype averaged, gradients in the buckets until set_to_none", "[torch][ddp]") {
   Communicator comm(MPI_COMM_WORLD);
   // float16 .. float64, counts 0, 1, a prime, and one above the 1 MiB bucket (a bucket of its own).
   ParameterModule module({{torch::kHalf, 1021},
@@ -34,7 +34,7 @@ TEST_CASE("ddp: every float dtype averaged, gradients left in the buckets", "[to
                           {torch::kHalf, 5}});
   rt::DistributedDataParallel ddp(comm, module);
   CHECK(ddp.parameterCount() == 7);
-  for (bool setToNone : {true, false}) {
+  for (bool setToNone : {false, true}) {
     for (int step = 0; step < 3; ++step) {
       module.zero_grad(setToNone);
       backwardClosedForm(module, comm.rank(), step);
@@ -42,12 +42,43 @@ TEST_CASE("ddp: every float dtype averaged, gradients left in the buckets", "[to
       INFO("set_to_none=" << setToNone << " step " << step);
       REQUIRE(allRanks(gradientsAreAverages(module, comm.size(), step)));
     }
+    if (!setToNone) {
+      // Gradient views: the two small float32 parameters share one bucket, back to back.
+      const torch::Tensor a = module.parameter(3).grad(), b = module.parameter(5).grad();
+      const torch::Tensor c = module.parameter(2).grad();
+      CHECK(c.is_alias_of(b));
+      CHECK_FALSE(a.is_alias_of(b));  // the big one has its own bucket
+    }
   }
-  // Gradient views: the two small float32 parameters share one bucket, back to back.
-  const torch::Tensor a = module.parameter(3).grad(), b = module.parameter(5).grad();
-  const torch::Tensor c = module.parameter(2).grad();
-  CHECK(c.is_alias_of(b));
-  CHECK_FALSE(a.is_alias_of(b));  // the big one has its own bucket
+  // A bucket the core packed (these are too small for the split all-reduce) was switched to
+  // copying its new gradients into the bucket after its first step: no pack pass afterwards.
+  for (const ringsync::BucketTiming& t : ddp.lastStepBuckets()) CHECK(std::string(t.path) != "packed");
+}
+
+TEST_CASE("ddp: after zero_grad(set_to_none) CPU gradients are averaged where backward put them", "[torch][ddp]") {
+  Communicator comm(MPI_COMM_WORLD);
+  // One bucket of two tensors, large enough for the split all-reduce on more than one rank (which
+  // reduces the tensors where they lie), within its shared-memory slot.
+  ParameterModule module({{torch::kFloat, 20000}, {torch::kFloat, 30001}});
+  rt::DistributedDataParallel ddp(comm, module);
+  REQUIRE(ddp.bucketCount() == 1);
+  bool ok = true;
+  std::string paths;
+  for (int step = 0; step < 4; ++step) {
+    module.zero_grad();  // set_to_none: backward allocates both .grad tensors anew
+    backwardClosedForm(module, comm.rank(), step);
+    const torch::Tensor made = module.parameter(0).grad();
+    ddp.synchronize();
+    ok = ok && gradientsAreAverages(module, comm.size(), step);
+    // Averaged in the tensor backward made, not copied into the bucket (one rank: the core packs
+    // the bucket, so it is copied into the bucket from the second step on).
+    if (comm.size() > 1)
+      ok = ok && module.parameter(0).grad().is_same(made) && !made.is_alias_of(module.parameter(1).grad());
+    paths += std::string(ddp.lastStepBuckets().at(0).path) + " ";
+  }
+  INFO("paths: " << paths);
+  CHECK(paths == (comm.size() > 1 ? "scattered scattered scattered scattered " : "packed in place in place in place "));
+  REQUIRE(allRanks(ok));
 }
 
 TEST_CASE("ddp: CUDA parameters on this rank's GPU (SKIPPED without one)", "[torch][ddp][gpu]") {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The libtorch example trainer's step time with its gradients averaged three ways, in 5 launches:
-# ringsync::torch::DistributedDataParallel (buckets overlapped with backward), per-parameter
+# ringsync::torch::DistributedDataParallel (--overlap auto|on|off: the trainer's option), per-parameter
 # Communicator::allreduce (ringsync::torch::allreduce, kAvg) and per-parameter MPI_Allreduce + divide
 # (pytorch/examples' dist-mnist), interleaved in rounds inside each launch (paired in one process),
 # then per mode the median over the launches' medians and their spread, and DDP's share of

@@ -49,7 +49,11 @@ void broadcast(Communicator& comm, const at::Tensor& tensor, int root);
 struct DistributedDataParallelOptions {
   std::size_t bucketBytes = 0;       // 0: the communicator's Options::bucketBytes
   std::size_t firstBucketBytes = 0;  // 0: Options::firstBucketBytes (small, so backward overlaps early)
-  bool overlap = true;               // start buckets during backward (needs MPI_THREAD_MULTIPLE)
+  // Start buckets during backward (needs MPI_THREAD_MULTIPLE). Unset: overlap where it can gain,
+  // which is on a GPU, across nodes, or where this rank has two CPUs or more to itself (on one
+  // node a host bucket's all-reduce is CPU work: with one CPU per rank, as mpirun's --bind-to core
+  // gives, the progress thread would only take time from backward). overlapping() says the choice.
+  std::optional<bool> overlap;
 };
 
 // Data parallelism for one torch::nn::Module, as torch's own DDP (its Reducer) does it in Python:
@@ -60,7 +64,8 @@ struct DistributedDataParallelOptions {
 //    reverse order (the order backward produces gradients), the first one small.
 //  - A hook after each parameter's gradient accumulation (autograd's AccumulateGrad, as torch's
 //    Reducer) places the gradient in its bucket; when a bucket is complete its all-reduce starts
-//    (GradientAverager's progress thread) while backward goes on.
+//    (GradientAverager's progress thread) while backward goes on, or, without overlap (see
+//    DistributedDataParallelOptions::overlap), in synchronize().
 //  - Gradients start in the buckets: from construction on each .grad is a view of its bucket
 //    (gradient_as_bucket_view; zeros unless the parameter had a gradient), and
 //    zero_grad(set_to_none=false) keeps them there: backward accumulates straight into the
@@ -113,6 +118,7 @@ class DistributedDataParallel {
 
   std::size_t parameterCount() const;  // parameters with requires_grad, in the buckets
   std::size_t bucketCount() const;
+  bool overlapping() const;  // buckets start during backward (DistributedDataParallelOptions::overlap)
   std::vector<std::size_t> bucketSizes() const;  // elements per bucket, in launch order
   GradientAveragerStats stats() const;
   std::vector<BucketTiming> lastStepBuckets() const;

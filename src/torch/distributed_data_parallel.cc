@@ -10,6 +10,7 @@
 
 #include "bucket_layout.h"
 #include "ddp_impl.h"
+#include "overlap_policy.h"
 #include "ringsync/errors.h"
 #include "tensor_types.h"
 
@@ -111,7 +112,8 @@ DistributedDataParallel::Impl::Impl(const Communicator& comm, ::torch::nn::Modul
       gradients.push_back({p.view.data_ptr(), static_cast<std::size_t>(p.view.numel()), type});
     }
   }
-  averagerOptions.overlap = options.overlap;
+  const bool anyOnDevice = std::any_of(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.onDevice; });
+  averagerOptions.overlap = options.overlap.value_or(detail::overlapByDefault(comm_, anyOnDevice));
   averagerOptions.op = ReduceOp::kAvg;
   averager_ = std::make_unique<GradientAverager>(comm_, std::move(gradients), averagerOptions);
   registerHooks();
@@ -211,6 +213,7 @@ std::vector<std::size_t> DistributedDataParallel::bucketSizes() const {
   return sizes;
 }
 
+bool DistributedDataParallel::overlapping() const { return impl_->averager_->overlapping(); }
 GradientAveragerStats DistributedDataParallel::stats() const { return impl_->averager_->stats(); }
 std::vector<BucketTiming> DistributedDataParallel::lastStepBuckets() const {
   return impl_->averager_->lastStepBuckets();

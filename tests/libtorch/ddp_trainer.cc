@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -154,6 +155,16 @@ void timeRound(Replica& replica, const TrainerOptions& o, const Data& data, ring
   times->roundMedians.push_back(median(round));
 }
 
+// "overlapped (auto)", "not overlapped (--overlap off)", ...: what DDP chose and who chose it.
+std::string ddpOverlapText(const TrainerOptions& o, const std::vector<std::unique_ptr<Replica>>& replicas) {
+  for (const auto& replica : replicas) {
+    if (!replica->ddp()) continue;
+    const char* chooser = !o.model.ddpOverlap ? "auto" : *o.model.ddpOverlap ? "--overlap on" : "--overlap off";
+    return std::string(replica->ddp()->overlapping() ? "overlapped" : "not overlapped") + " (" + chooser + ")";
+  }
+  return "not timed";
+}
+
 int runCompare(const TrainerOptions& o, ringsync::Communicator& comm, MPI_Comm mpiComm, const Data& data) {
   std::vector<std::unique_ptr<Replica>> replicas;
   for (Sync sync : o.compare) replicas.push_back(std::make_unique<Replica>(o.model, o.seed, sync, comm, mpiComm));
@@ -166,11 +177,11 @@ int runCompare(const TrainerOptions& o, ringsync::Communicator& comm, MPI_Comm m
   if (comm.rank() != 0) return 0;
   std::printf(
       "# libtorch_ddp_trainer --compare: %s, %lld parameters, %d ranks, batch %lld (%lld per rank), "
-      "%d rounds x %lld steps per mode, interleaved; times of rank 0\n"
+      "%d rounds x %lld steps per mode, interleaved; times of rank 0; ddp %s\n"
       "# mode           median_ms  round_medians_min..max_ms  hidden\n",
       describeModel(o.model).c_str(), static_cast<long long>(replicas[0]->parameterCount()), comm.size(),
       static_cast<long long>(o.batch), static_cast<long long>(o.batch / comm.size()), o.rounds,
-      static_cast<long long>(o.stepsPerRound));
+      static_cast<long long>(o.stepsPerRound), ddpOverlapText(o, replicas).c_str());
   for (std::size_t m = 0; m < replicas.size(); ++m) {
     const ModeTimes& t = times[m];
     const auto [low, high] = std::minmax_element(t.roundMedians.begin(), t.roundMedians.end());

@@ -4,6 +4,10 @@
 // (decided collectively before a REQUIRE).
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +36,10 @@ TEST_CASE("ddp: every float dtype averaged, gradients in the buckets until set_t
                           {torch::kDouble, 77},
                           {torch::kFloat, 13},
                           {torch::kHalf, 5}});
-  rt::DistributedDataParallel ddp(comm, module);
+  rt::DistributedDataParallelOptions options;
+  options.overlap = GENERATE(true, false);
+  rt::DistributedDataParallel ddp(comm, module, options);
+  CHECK(ddp.overlapping() == *options.overlap);
   CHECK(ddp.parameterCount() == 7);
   for (bool setToNone : {false, true}) {
     for (int step = 0; step < 3; ++step) {
@@ -60,7 +67,9 @@ TEST_CASE("ddp: after zero_grad(set_to_none) CPU gradients are averaged where ba
   // One bucket of two tensors, large enough for the split all-reduce on more than one rank (which
   // reduces the tensors where they lie), within its shared-memory slot.
   ParameterModule module({{torch::kFloat, 20000}, {torch::kFloat, 30001}});
-  rt::DistributedDataParallel ddp(comm, module);
+  rt::DistributedDataParallelOptions options;
+  options.overlap = true;  // the hooks hand each gradient over during backward
+  rt::DistributedDataParallel ddp(comm, module, options);
   REQUIRE(ddp.bucketCount() == 1);
   bool ok = true;
   std::string paths;
@@ -78,6 +87,30 @@ TEST_CASE("ddp: after zero_grad(set_to_none) CPU gradients are averaged where ba
   }
   INFO("paths: " << paths);
   CHECK(paths == (comm.size() > 1 ? "scattered scattered scattered scattered " : "packed in place in place in place "));
+  REQUIRE(allRanks(ok));
+}
+
+TEST_CASE("ddp: overlap unset, host buckets overlap where each rank has two CPUs to itself", "[torch][ddp]") {
+  Communicator comm(MPI_COMM_WORLD);
+  // The CPUs this rank can count on: those of its affinity mask (mpirun --bind-to core: one), at
+  // most the node's share (unbound ranks share the node's CPUs).
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  REQUIRE(sched_getaffinity(0, sizeof mask, &mask) == 0);
+  const double share = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) / comm.localSize();
+  const bool spareCpu = std::min<double>(CPU_COUNT(&mask), share) >= 2;
+  const bool acrossNodes = comm.localSize() < comm.size();
+  ParameterModule module({{torch::kFloat, 1000}, {torch::kDouble, 3}});
+  rt::DistributedDataParallel ddp(comm, module);
+  INFO("cpus in mask " << CPU_COUNT(&mask) << ", node share " << share << ", across nodes " << acrossNodes);
+  CHECK(ddp.overlapping() == (spareCpu || acrossNodes));
+  bool ok = true;
+  for (int step = 0; step < 2; ++step) {
+    module.zero_grad();
+    backwardClosedForm(module, comm.rank(), step);
+    ddp.synchronize();
+    ok = ok && gradientsAreAverages(module, comm.size(), step);
+  }
   REQUIRE(allRanks(ok));
 }
 

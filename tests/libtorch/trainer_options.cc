@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,6 +21,7 @@ constexpr const char* kUsage =
     "  --sync ddp|communicator|mpi   --check: how gradients are averaged (default ddp)\n"
     "  --modes A,B,...         --compare: modes to time (default ddp,communicator,mpi)\n"
     "  --rounds N --steps-per-round N   --compare: (default 5 x 10, after one untimed round)\n"
+    "  --overlap auto|on|off   ddp: start buckets during backward (default auto: DDP decides)\n"
     "  --lr X --momentum X     SGD (default 0.05, 0.9)   --seed N   --threads N (torch threads per rank, 1)\n";
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -82,6 +84,10 @@ TrainerOptions parseTrainerOptions(int argc, char** argv) {
       o.rounds = static_cast<int>(integer(option, value, 1));
     } else if (option == "--steps-per-round") {
       o.stepsPerRound = integer(option, value, 1);
+    } else if (option == "--overlap") {
+      if (value != "auto" && value != "on" && value != "off")
+        throw std::invalid_argument("--overlap " + value + ": use auto, on or off");
+      o.model.ddpOverlap = value == "auto" ? std::nullopt : std::optional<bool>(value == "on");
     } else if (option == "--lr") {
       o.model.learningRate = std::stod(value);
     } else if (option == "--momentum") {

@@ -51,7 +51,9 @@ Replica::Replica(const ModelSpec& spec, std::uint64_t seed, Sync sync, ringsync:
   }
   module_->to(spec.dtype);
   if (sync == Sync::kDdp) {
-    ddp_ = std::make_unique<ringsync::torch::DistributedDataParallel>(comm, *module_);
+    ringsync::torch::DistributedDataParallelOptions options;
+    options.overlap = spec.ddpOverlap;
+    ddp_ = std::make_unique<ringsync::torch::DistributedDataParallel>(comm, *module_, options);
   } else if (sync != Sync::kNone) {
     const ::torch::NoGradGuard noGrad;
     for (const ::torch::Tensor& p : module_->parameters()) ringsync::torch::broadcast(comm, p, /*root=*/0);

@@ -1,6 +1,6 @@
 // One replica of the libtorch example trainer: a model, its SGD-momentum optimizer and the way its
 // gradients are averaged over the ranks after backward:
-//   ddp           ringsync::torch::DistributedDataParallel (buckets overlapped with backward)
+//   ddp           ringsync::torch::DistributedDataParallel (buckets during backward where it overlaps)
 //   communicator  ringsync::torch::allreduce(comm, p.grad(), kAvg) per parameter, after backward
 //   mpi           MPI_Allreduce(MPI_IN_PLACE, ..., MPI_SUM) per parameter, then grad /= ranks
 //                 (pytorch/examples' cpp/distributed/dist-mnist.cpp)
@@ -31,6 +31,7 @@ struct ModelSpec {
   ::torch::Dtype dtype = ::torch::kFloat;
   double learningRate = 0.05;
   double momentum = 0.9;
+  std::optional<bool> ddpOverlap;  // ddp: DistributedDataParallelOptions::overlap (unset: DDP decides)
 };
 
 std::string describeModel(const ModelSpec& spec);

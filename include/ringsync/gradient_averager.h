@@ -22,11 +22,11 @@
 // it is collective) raises MismatchError on every rank naming the difference, and so does every
 // later call.
 //
-// Threads: overlap uses a background progress thread for host buffers, which needs MPI initialised
-// with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With a lower level the averager logs a
-// warning once and runs every bucket inside synchronize() instead (fused, not overlapped). Device
-// buffers use a dedicated CUDA stream ordered by events. markReady/synchronize are called from one
-// thread; the gradients must not be written between markReady(i) and synchronize().
+// Threads: overlap (GradientAveragerOptions::overlap) uses a background progress thread for host buffers, which needs
+// MPI initialised with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With a lower level the averager logs a warning
+// once and runs every bucket inside synchronize() instead (fused, not overlapped). Device buffers use a dedicated CUDA
+// stream ordered by events. markReady/synchronize are called from one thread; the gradients must not be written between
+// markReady(i) and synchronize().
 //
 // Sharded data parallelism (reduce-scatter the buckets, update a shard, all-gather the
 // parameters): ShardedGradientAverager (ringsync/sharded_averager.h), with the same options.
@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ringsync/communicator.h"
@@ -52,7 +53,12 @@ struct GradientBuffer {
 struct GradientAveragerOptions {
   std::size_t bucketBytes = 0;       // 0: the communicator's Options::bucketBytes (RINGSYNC_BUCKET_BYTES)
   std::size_t firstBucketBytes = 0;  // 0: Options::firstBucketBytes (RINGSYNC_FIRST_BUCKET_BYTES)
-  bool overlap = true;               // start buckets during backward (needs MPI_THREAD_MULTIPLE for host)
+  // Start buckets during backward (host buckets need MPI_THREAD_MULTIPLE). Unset: where it can
+  // gain, which is when a bucket is in device memory, when the ranks span nodes, or when this rank
+  // has two CPUs or more to itself (its affinity mask, and its share of the node's CPUs). On one
+  // node a host bucket's all-reduce is CPU work: with one CPU per rank (mpirun's --bind-to core)
+  // the progress thread only takes time from backward. overlapping() says the choice.
+  std::optional<bool> overlap;
   // kAvg divides by the number of ranks. kSum leaves the sum, for callers that pre-scale their
   // gradients (e.g. by local_batch / global_batch when ranks hold unequal shares of a batch).
   ReduceOp op = ReduceOp::kAvg;
@@ -120,10 +126,11 @@ class GradientAverager {
   // every .grad by default, and backward allocates new ones): `data` is where gradient `index`
   // lies now, same count and type. A host gradient that moved is reduced where it lies, from this
   // step until it moves again (its bucket's spans are bound anew, nothing is copied); the old
-  // memory is not touched again. It must stay valid, and not overlap another gradient, until
-  // synchronize() returns. A device gradient, or any of a ShardedGradientAverager's, stays where it
-  // was registered: one that moved raises InvalidArgument naming it and both addresses, before
-  // anything is marked or sent (its peers then wait for it until the deadline). So do null data,
+  // memory is not touched again. `data` stays gradient `index`'s place (for markReady and
+  // averageAll in later steps too) until another markReadyAt moves it: keep it valid until then,
+  // and not overlapping another gradient (not checked after a move). A device gradient, or any of a
+  // ShardedGradientAverager's, stays where it was registered: one that moved raises InvalidArgument naming it and both
+  // addresses, before anything is marked or sent (its peers then wait for it until the deadline). So do null data,
   // device memory for a host gradient, and a gradient already marked in this step.
   void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);
   // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any

@@ -49,10 +49,9 @@ void broadcast(Communicator& comm, const at::Tensor& tensor, int root);
 struct DistributedDataParallelOptions {
   std::size_t bucketBytes = 0;       // 0: the communicator's Options::bucketBytes
   std::size_t firstBucketBytes = 0;  // 0: Options::firstBucketBytes (small, so backward overlaps early)
-  // Start buckets during backward (needs MPI_THREAD_MULTIPLE). Unset: overlap where it can gain,
-  // which is on a GPU, across nodes, or where this rank has two CPUs or more to itself (on one
-  // node a host bucket's all-reduce is CPU work: with one CPU per rank, as mpirun's --bind-to core
-  // gives, the progress thread would only take time from backward). overlapping() says the choice.
+  // Start buckets during backward (needs MPI_THREAD_MULTIPLE). Unset: where it can gain
+  // (GradientAveragerOptions::overlap: on a GPU, across nodes, or with two CPUs per rank).
+  // overlapping() says the choice.
   std::optional<bool> overlap;
 };
 
@@ -72,10 +71,10 @@ struct DistributedDataParallelOptions {
 //    bucket. With the default set_to_none, backward makes a new .grad; a CPU one is averaged where
 //    it lies (GradientAverager::markReadyAt: nothing is copied; on one node the bucket is reduced
 //    over the tensors themselves), a CUDA one is copied into its bucket and replaced by the view.
-//    A CPU bucket that the core would have to pack anyway (the ring across nodes, a bucket beyond
-//    a shared-memory slot) is told so by its first step and from then on gets its gradients
-//    copied into the bucket instead (one pass, not a pack and an unpack). Gradients that are not
-//    contiguous are copied too. lastStepBuckets() says which path each bucket took.
+//    A CPU bucket that the core would have to pack anyway (a small bucket below the split
+//    all-reduce's threshold, the ring across nodes, a bucket beyond a shared-memory slot) is told so by its first step
+//    and from then on gets its gradients copied into the bucket instead (one pass, not a pack and an unpack). Gradients
+//    that are not contiguous are copied too. lastStepBuckets() says which path each bucket took.
 //  - A parameter that got no gradient in a step (unused in this rank's forward) counts as zero.
 //  - Each backward is followed by synchronize() (or accumulated inside a noSync() scope); a second
 //    backward before it raises InvalidArgument naming the parameter.

@@ -4,6 +4,7 @@
 // Given `parameters=` it is sharded (ringsync::ShardedGradientAverager, ZeRO-1/2): each bucket
 // is reduce-scattered, the caller updates the parameters on shard_range(i) and marks them, and the
 // parameters are all-gathered bucket by bucket.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -100,7 +101,8 @@ template <typename Body> void locked(PyGradientAverager& self, Body&& body) {
 }
 
 void construct(PyGradientAverager* self, PyCommunicator& comm, nb::sequence gradients, nb::handle parameters,
-               std::size_t bucketBytes, std::size_t firstBucketBytes, bool overlap, const char* op, bool compressFp16) {
+               std::size_t bucketBytes, std::size_t firstBucketBytes, std::optional<bool> overlap, const char* op,
+               bool compressFp16) {
   GradientAveragerOptions options;
   options.bucketBytes = bucketBytes;
   options.firstBucketBytes = firstBucketBytes;
@@ -225,13 +227,15 @@ void registerGradientAverager(nb::module_& m) {
       "parameter is all-gathered.");
   c.def("__init__", &construct, nb::arg("comm"), nb::arg("gradients"), nb::kw_only(),
         nb::arg("parameters") = nb::none(), nb::arg("bucket_bytes") = 0, nb::arg("first_bucket_bytes") = 0,
-        nb::arg("overlap") = true, nb::arg("op") = "avg", nb::arg("compress_fp16") = false,
+        nb::arg("overlap") = nb::none(), nb::arg("op") = "avg", nb::arg("compress_fp16") = false,
         nb::sig("def __init__(self, comm: Communicator, gradients: Sequence[object], *, "
                 "parameters: Sequence[object] | None = None, bucket_bytes: int = 0, first_bucket_bytes: int = 0, "
-                "overlap: bool = True, op: str = 'avg', compress_fp16: bool = False) -> None"),
+                "overlap: bool | None = None, op: str = 'avg', compress_fp16: bool = False) -> None"),
         "Collective. gradients (and parameters: one per gradient, same size and dtype): writable C-contiguous "
         "arrays, kept alive by the averager. bucket_bytes / first_bucket_bytes: 0 takes comm.options'. op: 'avg' "
-        "or 'sum'. compress_fp16: float32 sent as float16 (the reduction only).")
+        "or 'sum'. compress_fp16: float32 sent as float16 (the reduction only). overlap: buckets start during "
+        "backward; None: where that gains (a GPU, ranks across nodes, or two CPUs per rank; `overlapping` "
+        "says the choice).")
       .def("mark_ready", &markReady, nb::arg("index"), nb::arg("stream") = nb::none(),
            nb::sig("def mark_ready(self, index: int, stream: object | None = None) -> None"),
            "Gradient `index` is final for this step (its bucket may start now). stream: for CUDA gradients.")

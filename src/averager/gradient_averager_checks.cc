@@ -171,7 +171,8 @@ void checkGroups(const std::vector<std::vector<std::size_t>>& groups, const std:
         kind = &spec;
         kindIndex = g;
       }
-      const bool typeDiffers = kind != nullptr && spec.type != kind->type;
+      // Empty gradients carry nothing: any type, any memory (in whatever order they come).
+      const bool typeDiffers = kind != nullptr && spec.count > 0 && spec.type != kind->type;
       const bool memoryDiffers = kind != nullptr && spec.count > 0 && spec.onDevice != kind->onDevice;
       if (typeDiffers || memoryDiffers)
         reject(who, group + " mixes gradient " + std::to_string(kindIndex) + " (" + describeKind(*kind) +

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "overlap_policy.h"
 #include "ringsync/mpi_environment.h"
 #include "src/core_access.h"
 
@@ -119,7 +120,7 @@ void GradientAverager::Impl::setUp(const GradientAveragerOptions& options) {
                                       shards_.get(), &parameters_, comm_.rank()};
   hostRunner_ = detail::makeHostRunner(context);
   if (anyDevice) deviceRunner_ = detail::makeDeviceRunner(context);
-  overlap_ = options.overlap && overlapPossible(comm_, logger_);
+  overlap_ = options.overlap.value_or(detail::overlapGains(comm_, anyDevice)) && overlapPossible(comm_, logger_);
   marked_.assign(gradients_.size(), false);
   updated_.assign(gradients_.size(), false);
   pending_ = taskMembers_;

@@ -8,13 +8,15 @@
 // ours: bucket k of B holds the k-th highest block of indices.
 //
 // Threads: the hook runs on autograd's thread for the parameter's device (the caller's thread for
-// CPU tensors); synchronize() on the caller's after backward has returned, so the two never run
-// at once.
+// CPU tensors), so a module with CPU and CUDA parameters has hooks on two threads at once: their
+// calls into the averager (not thread-safe) take averagerMutex_. synchronize() runs on the
+// caller's after backward has returned, so it never runs beside a hook.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,7 @@ struct DistributedDataParallel::Impl {
   std::vector<Bucket> buckets_;  // launch order
   std::unique_ptr<GradientAverager> averager_;
   bool noSync_ = false;
+  std::mutex averagerMutex_;  // the hooks' averager calls (CPU and CUDA hooks run on two threads)
 };
 
 }  // namespace ringsync::torch

@@ -2,6 +2,7 @@
 // it lies, a CUDA one copied into its bucket, which starts when complete); synchronize()
 // completes what backward left (parameters that got no gradient) and waits for the averager.
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -80,6 +81,7 @@ void DistributedDataParallel::Impl::markAccumulated(std::size_t index, const voi
   Parameter& p = parameters_[index];
   p.accumulated = true;
   Bucket& bucket = buckets_[p.bucket];
+  const std::lock_guard<std::mutex> lock(averagerMutex_);
   if (!bucket.onDevice) return averager_->markReadyAt(p.gradient, where);
   if (--bucket.pending > 0) return;
   // The gradients were written on this thread's current stream: the averager's stream waits for it.

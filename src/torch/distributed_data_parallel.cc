@@ -10,7 +10,6 @@
 
 #include "bucket_layout.h"
 #include "ddp_impl.h"
-#include "overlap_policy.h"
 #include "ringsync/errors.h"
 #include "tensor_types.h"
 
@@ -112,8 +111,7 @@ DistributedDataParallel::Impl::Impl(const Communicator& comm, ::torch::nn::Modul
       gradients.push_back({p.view.data_ptr(), static_cast<std::size_t>(p.view.numel()), type});
     }
   }
-  const bool anyOnDevice = std::any_of(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.onDevice; });
-  averagerOptions.overlap = options.overlap.value_or(detail::overlapByDefault(comm_, anyOnDevice));
+  averagerOptions.overlap = options.overlap;
   averagerOptions.op = ReduceOp::kAvg;
   averager_ = std::make_unique<GradientAverager>(comm_, std::move(gradients), averagerOptions);
   registerHooks();

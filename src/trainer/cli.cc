@@ -88,6 +88,10 @@ void addRuntime(CLI::App& app, TrainerConfig& c) {
   app.add_option("--threads", c.blasThreads, "OpenBLAS threads per rank")->capture_default_str();
   app.add_flag_callback(
       "--no-overlap", [&c] { c.overlap = false; }, "All-reduce the gradients after backward instead of during it");
+  app.add_flag_callback(
+      "--overlap", [&c] { c.overlap = true; },
+      "Start gradient buckets during backward even where a rank has no CPU to spare for it (the default "
+      "overlaps on a GPU, across nodes, or with two CPUs per rank)");
   app.add_flag("--fp16-wire", c.fp16Wire,
                "Send the gradients as float16 (half the bytes; sums kept in float32 between ring steps). "
                "CPU engine only: device gradients go as float32");

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,9 @@ struct TrainerConfig {
   SgdSettings sgd;
 
   Device device = Device::kAuto;
-  int blasThreads = 1;    // OpenBLAS threads per rank
-  bool overlap = true;    // start gradient buckets during backward
+  int blasThreads = 1;  // OpenBLAS threads per rank
+  std::optional<bool>
+      overlap;            // start gradient buckets during backward (unset: where it gains, GradientAveragerOptions)
   bool fp16Wire = false;  // host gradients as float16 on the wire (Horovod's Compression.fp16)
   bool shard = false;     // ZeRO-1/2: reduce-scatter, update this rank's shard, all-gather
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ringsync/communicator.h"
@@ -23,7 +24,7 @@ namespace ringsync::trainer {
 // How the gradients travel: fusion buckets started during backward (`overlap`), float16 on the
 // wire (`fp16Wire`; host buffers only), and sharded (`shard`).
 struct GradientSyncSettings {
-  bool overlap = true;
+  std::optional<bool> overlap;  // unset: GradientAveragerOptions::overlap's rule
   bool fp16Wire = false;
   bool shard = false;
 };

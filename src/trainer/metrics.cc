@@ -102,7 +102,8 @@ std::string reportJson(const RunReport& r) {
                                          {"momentum", double{c.sgd.momentum}},
                                          {"weight_decay", double{c.sgd.weightDecay}},
                                          {"seed", c.seed},
-                                         {"overlap", c.overlap},
+                                         {"overlap", c.overlap ? nlohmann::ordered_json(*c.overlap)
+                                                               : nlohmann::ordered_json("auto")},
                                          {"fp16_wire", c.fp16Wire},
                                          {"shard", c.shard},
                                          {"blas_threads", c.blasThreads}};

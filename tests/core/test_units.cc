@@ -21,6 +21,7 @@
 #include "collectives/transfer_constants.h"
 #include "ringsync/options.h"
 #include "ringsync/errors.h"
+#include "src/averager/overlap_policy.h"
 #include "src/backend_selection.h"
 #include "src/staged_path.h"
 #include "src/pointer_rules.h"
@@ -290,4 +291,15 @@ TEST_CASE("collective table: one row per kind, and what the pipeline derives fro
   // A collective the selection has no rule for runs its first algorithm.
   CHECK(firstAlgorithmOf(CollectiveKind::kBarrier).id == AlgorithmId::kRoundBarrier);
   CHECK(firstAlgorithmOf(CollectiveKind::kAllreduce).id == AlgorithmId::kDirectAllreduce);
+}
+
+TEST_CASE("overlap policy: the CPUs a rank can count on", "[units][averager]") {
+  using ringsync::detail::cpusPerRank;
+  CHECK(cpusPerRank(1, 2, 2) == 1);    // mpirun -np 2 on 2 cores: bound one core each
+  CHECK(cpusPerRank(2, 2, 2) == 1);    // unbound, 2 ranks share 2 CPUs
+  CHECK(cpusPerRank(2, 2, 4) == 0.5);  // --oversubscribe -np 4 on 2 CPUs
+  CHECK(cpusPerRank(2, 2, 1) == 2);    // one rank: a CPU to spare
+  CHECK(cpusPerRank(8, 16, 4) == 4);   // bound to a socket of 8 shared with another rank
+  CHECK(cpusPerRank(64, 64, 8) == 8);  // unbound on a big node
+  CHECK(cpusPerRank(4, 4, 0) == 4);    // no count of the node's ranks: counted as one
 }

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "fusion_model.h"
+#include "src/averager/overlap_policy.h"
 
 using namespace ringsync;
 using test::Layer;
@@ -102,6 +103,24 @@ TEST_CASE("averager: overlap is on where MPI_THREAD_MULTIPLE is provided", "[fus
   REQUIRE(comm.mpiThreadLevel() == MPI_THREAD_MULTIPLE);  // this binary's main asks for it
   CHECK(GradientAverager(comm, model.buffers(), smallBuckets(true)).overlapping());
   CHECK_FALSE(GradientAverager(comm, model.buffers(), smallBuckets(false)).overlapping());
+}
+
+TEST_CASE("averager: overlap unset, host buckets overlap across nodes or with two CPUs per rank", "[fusion]") {
+  Communicator comm(MPI_COMM_WORLD);
+  Model model(test::floatLayers({4, 5}));
+  GradientAveragerOptions unset = smallBuckets(true);
+  unset.overlap.reset();
+  REQUIRE(comm.mpiThreadLevel() == MPI_THREAD_MULTIPLE);  // this binary's main asks for it
+  const bool gains = comm.localSize() < comm.size() || detail::cpusOfThisRank(comm.localSize()) >= 2;
+  GradientAverager averager(comm, model.buffers(), unset);
+  INFO("ranks on this node " << comm.localSize() << " of " << comm.size() << ", CPUs of this rank "
+                             << detail::cpusOfThisRank(comm.localSize()));
+  CHECK(averager.overlapping() == gains);
+  model.fill(comm.rank(), 0, ReduceOp::kAvg);
+  averager.averageAll();
+  const std::string wrong = model.check(comm.size(), 0, ReduceOp::kAvg);
+  INFO(wrong);
+  REQUIRE(test::allRanks(wrong.empty()));
 }
 
 TEST_CASE("averager: gradients marked ready in any order, differently on every rank", "[fusion]") {

@@ -28,8 +28,8 @@ void checkEquivalent(const TrainerConfig& config) {
   const double moved = fixtures::relativeDifference(reference.parameters, initial);
   const bool identical = ringsync::test::identicalOnAllRanks(parallel.parameters.data(),
                                                              parallel.parameters.size() * sizeof(float));
-  INFO("n=" << world.size() << " B=" << config.globalBatch << " steps=" << parallel.report.lastStep
-            << " weight decay=" << config.sgd.weightDecay << " overlap=" << config.overlap
+  INFO("n=" << world.size() << " B=" << config.globalBatch << " steps=" << parallel.report.lastStep << " weight decay="
+            << config.sgd.weightDecay << " overlap=" << (config.overlap ? (*config.overlap ? "on" : "off") : "auto")
             << ": relative difference to 1 rank " << difference << ", moved " << moved << " from the start");
   // The run must really have trained (else equality would prove nothing) and run every step.
   CHECK(parallel.report.lastStep == config.maxSteps);
@@ -47,11 +47,13 @@ TEST_CASE("equivalence: n ranks train like 1 rank with the same global batch", "
   }
 }
 
-TEST_CASE("equivalence: with weight decay, warm-up and without overlap", "[trainer][equivalence]") {
+TEST_CASE("equivalence: with weight decay, warm-up, with and without overlap", "[trainer][equivalence]") {
   TrainerConfig config = fixtures::smallConfig(13, 16);
   config.sgd.weightDecay = 1e-3f;
   config.sgd.warmupSteps = 4;
   config.sgd.schedule = LrSchedule::kConstant;
+  checkEquivalent(config);  // overlap unset: the averager decides
+  config.overlap = true;
   checkEquivalent(config);
   config.overlap = false;
   checkEquivalent(config);

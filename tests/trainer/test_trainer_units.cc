@@ -353,7 +353,7 @@ TEST_CASE("cli: options reach the config; bad values are refused", "[trainer][un
   CHECK(config.device == Device::kCpu);
   CHECK(config.sgd.learningRate == 0.2f);
   CHECK(config.sgd.schedule == LrSchedule::kConstant);
-  CHECK_FALSE(config.overlap);
+  CHECK(config.overlap == std::optional<bool>(false));
   CHECK_FALSE(config.shard);
   CHECK((config.resume && config.checkpointPath == "x.ckpt" && config.epochs == 3));
   CHECK(parseLayers("784,256,128,10") == std::vector<std::size_t>{784, 256, 128, 10});

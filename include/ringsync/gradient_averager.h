@@ -22,10 +22,11 @@
 // it is collective) raises MismatchError on every rank naming the difference, and so does every
 // later call.
 //
-// Threads: overlap (GradientAveragerOptions::overlap) uses a background progress thread for host buffers, which needs
-// MPI initialised with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With a lower level the averager logs a warning
-// once and runs every bucket inside synchronize() instead (fused, not overlapped). Device buffers use a dedicated CUDA
-// stream ordered by events. markReady/synchronize are called from one thread; the gradients must not be written between
+// Threads: overlap (GradientAveragerOptions::overlap) uses a background progress thread for host
+// buffers, which needs MPI initialised with MPI_THREAD_MULTIPLE (MpiEnvironment asks for it). With
+// a lower level the averager logs a warning once and runs every bucket inside synchronize()
+// instead (fused, not overlapped). Device buffers use a dedicated CUDA stream ordered by events.
+// markReady/synchronize are called from one thread; the gradients must not be written between
 // markReady(i) and synchronize().
 //
 // Sharded data parallelism (reduce-scatter the buckets, update a shard, all-gather the
@@ -128,10 +129,11 @@ class GradientAverager {
   // step until it moves again (its bucket's spans are bound anew, nothing is copied); the old
   // memory is not touched again. `data` stays gradient `index`'s place (for markReady and
   // averageAll in later steps too) until another markReadyAt moves it: keep it valid until then,
-  // and not overlapping another gradient (not checked after a move). A device gradient, or any of a
-  // ShardedGradientAverager's, stays where it was registered: one that moved raises InvalidArgument naming it and both
-  // addresses, before anything is marked or sent (its peers then wait for it until the deadline). So do null data,
-  // device memory for a host gradient, and a gradient already marked in this step.
+  // and not overlapping another gradient (not checked after a move). A device gradient, or any of
+  // a ShardedGradientAverager's, stays where it was registered: one that moved raises
+  // InvalidArgument naming it and both addresses, before anything is marked or sent (its peers
+  // then wait for it until the deadline). So do null data, device memory for a host gradient, and
+  // a gradient already marked in this step.
   void markReadyAt(std::size_t index, const void* data, CUstream_st* stream = nullptr);
   // Waits for every bucket; afterwards every gradient holds the result. Raises the first error any
   // bucket hit (and the averager is unusable after a timeout, like its communicator). Every

@@ -72,9 +72,10 @@ struct DistributedDataParallelOptions {
 //    it lies (GradientAverager::markReadyAt: nothing is copied; on one node the bucket is reduced
 //    over the tensors themselves), a CUDA one is copied into its bucket and replaced by the view.
 //    A CPU bucket that the core would have to pack anyway (a small bucket below the split
-//    all-reduce's threshold, the ring across nodes, a bucket beyond a shared-memory slot) is told so by its first step
-//    and from then on gets its gradients copied into the bucket instead (one pass, not a pack and an unpack). Gradients
-//    that are not contiguous are copied too. lastStepBuckets() says which path each bucket took.
+//    all-reduce's threshold, the ring across nodes, a bucket beyond a shared-memory slot) is told
+//    so by its first step and from then on gets its gradients copied into the bucket instead (one
+//    pass, not a pack and an unpack). Gradients that are not contiguous are copied too.
+//    lastStepBuckets() says which path each bucket took.
 //  - A parameter that got no gradient in a step (unused in this rank's forward) counts as zero.
 //  - Each backward is followed by synchronize() (or accumulated inside a noSync() scope); a second
 //    backward before it raises InvalidArgument naming the parameter.

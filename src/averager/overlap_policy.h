@@ -4,9 +4,9 @@
 // Overlap runs host buckets on the progress thread. On one node the all-reduce of a host bucket
 // is work for a CPU (copies and reductions in shared memory), not waiting: a rank that has no CPU
 // besides the one its backward computes on can only run the thread by taking time from backward
-// (bench/RESULTS.md 16.15: 2 ranks bound one to each of 2 cores, libtorch DDP steps 4-10% and
-// ringsync-train 2-4% slower with overlap than all-reducing after backward). So overlap is chosen
-// where it can gain:
+// (bench/RESULTS.md 16.15: 2 ranks bound one to each of 2 cores, libtorch DDP steps 1-9% and
+// ringsync-train 2-4% slower, medians, with overlap than all-reducing after backward). So overlap
+// is chosen where it can gain:
 //  - any bucket in device memory (backward runs on the device; the thread only launches and waits),
 //  - ranks on more than one node (the waits for the network yield the CPU to backward),
 //  - or this rank has two CPUs or more to itself: min(CPUs in its affinity mask, the node's

@@ -41,8 +41,8 @@ struct TrainerConfig {
 
   Device device = Device::kAuto;
   int blasThreads = 1;  // OpenBLAS threads per rank
-  std::optional<bool>
-      overlap;            // start gradient buckets during backward (unset: where it gains, GradientAveragerOptions)
+  // Start gradient buckets during backward; unset: where that gains (GradientAveragerOptions::overlap).
+  std::optional<bool> overlap;
   bool fp16Wire = false;  // host gradients as float16 on the wire (Horovod's Compression.fp16)
   bool shard = false;     // ZeRO-1/2: reduce-scatter, update this rank's shard, all-gather
 

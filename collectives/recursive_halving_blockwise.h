@@ -12,12 +12,27 @@
 // rank (p-1)/p of the array each way (plus the whole array once for the folded ranks), against
 // the ring's (n-1)/n, in log2 latencies instead of n-1.
 //
-// Checked as Rabenseifner's all-reduce is (rabenseifner_allreduce.h): every message carries the
-// call summary in recursive doubling's format and partner order; the output is written only once
-// every rank holds every rank's call (the all-gather gathers into working memory, then copies), so
-// a disagreement raises MismatchError on every rank with the output untouched. Where the nodes hold
-// L >= 2 ranks (the halves run there only when forced) a fingerprint round comes first: a peer in
-// another call may be waiting in a node round. kAvg divides once, by the rank that finishes the block.
+// Where the nodes hold L >= 2 ranks (N nodes) and a node round takes the call
+// (halvesNodeRoundBytes), the node's shared memory first and the butterfly among the nodes, one
+// per local rank, as Rabenseifner's all-reduce does (rabenseifner_allreduce.h):
+//
+//   reduce-scatter  one node round hands each local rank its group's N blocks from every local
+//                   peer (block_groups.h); it sums them, then recursive halving among the N nodes:
+//                   one node round and log2 N latencies, (N-1)/N of a group across per rank
+//   all-gather      one node round of the own block, then every local rank gathers the N nodes'
+//                   L blocks (L times the bytes across, no second round), or, from
+//                   allgatherHalvesShard, only its group across and a second node round spreads them
+//
+// For small arrays across nodes: no fingerprint round across the nodes first (the hierarchical
+// versions' first round, one latency across), no ring; elsewhere one butterfly across all ranks.
+//
+// Checked as Rabenseifner's all-reduce is: every message carries the call summary in recursive
+// doubling's format and partner order (across nodes, the summary of the node's round); the output
+// is written only once every rank holds every rank's call (the all-gather gathers into working
+// memory, then copies), so a disagreement raises MismatchError on every rank with the output
+// untouched. A flat butterfly where the nodes hold L >= 2 ranks (forced, or a call too large for a
+// node round) starts with a fingerprint round: a peer in another call may be waiting in a node
+// round. kAvg divides once, by the rank that finishes the block.
 #pragma once
 
 #include "algorithm_context.h"
@@ -28,5 +43,13 @@ namespace ringsync::detail {
 // Need context.doublingBuffers and context.pieceScratch; contiguous buffers; in place as call.h says.
 void recursiveHalvingReduceScatter(AlgorithmContext& context, const Call& call);
 void recursiveDoublingAllgather(AlgorithmContext& context, const Call& call);
+
+// Whether the all-gather across nodes of `localSize` ranks sends only its group across (then a
+// second node round): from L x L x blockBytes >= kAcrossNodesShardFromBytes, the rule recursive
+// doubling's all-reduce uses for the whole message (transfer_constants.h).
+bool allgatherHalvesShard(std::size_t blockBytes, int localSize);
+// The most the call's node round carries per rank across nodes of `localSize` ranks each (the
+// halves go through the nodes while this fits RoundTransport::maxPayloadBytes).
+std::size_t halvesNodeRoundBytes(CollectiveKind kind, std::size_t blockBytes, int localSize, int nodes);
 
 }  // namespace ringsync::detail

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "collectives/recursive_doubling.h"
+#include "collectives/recursive_halving_blockwise.h"
 #include "collectives/split_allreduce.h"
 #include "selection_constants.h"
 
@@ -291,12 +292,10 @@ Selection chooseBroadcast(const SelectionInputs& in) {
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
 }
 
-// Reduce-scatter and all-gather across nodes up to this many bytes of the whole array go as one
-// all-reduce of it by recursive doubling; above, the hierarchical versions, which send half the
-// bytes across the nodes: on 2 hosts x 2 ranks at 2 Gbit/s (1,000 calls a launch) the whole array
-// wins at 16 KiB (70 us against 88-98) and loses from 32 KiB (139 us against 83-94; bench/RESULTS.md
-// section 16.12).
-constexpr std::size_t kWholeAllreduceUpToBytes = 16 * 1024;
+// Reduce-scatter and all-gather across nodes of L >= 2 ranks up to this many bytes of the whole
+// array take the halves through the nodes' shared memory; above, the hierarchical versions (bench/
+// RESULTS.md section 16.16).
+constexpr std::size_t kHalvesThroughNodesUpToBytes = 64 * 1024;
 
 // Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
 // for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
@@ -333,15 +332,20 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   }
   if (roundFits && in.sharedMemoryRounds)
     return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
-  // Across nodes of L >= 2 ranks, small arrays: latency decides, and recursive doubling over the
-  // whole array (one node round, then log2 N exchanges) beats the round, which sends every block
-  // to every peer across the nodes (kWholeAllreduceUpToBytes). Above it the hierarchical versions,
-  // round or not: only 1/L of a rank's bytes crosses the network. With one rank per node the round
-  // stays while it fits: its n-1 messages go out at once.
+  // Across nodes of L >= 2 ranks, small arrays: latency decides. The halves through the nodes
+  // (recursive_halving_blockwise.h) pay one node round and log2 N exchanges of a group across, where
+  // the hierarchical versions first pay a fingerprint round across the nodes, and the round sends
+  // every block to every peer across (kHalvesThroughNodesUpToBytes). Above it the hierarchical
+  // versions: pipelined pieces. With one rank per node the round stays while it fits: its n-1
+  // messages go out at once.
   const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
-  if (hierarchyBuilt && arrayBytes <= kWholeAllreduceUpToBytes && doublingFits(in, arrayBytes))
-    return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
-            "small array across nodes: the whole array all-reduced by recursive doubling (log2 N latencies)"};
+  if (hierarchyBuilt && arrayBytes <= kHalvesThroughNodesUpToBytes && in.doublingMembers > 1 &&
+      halvesNodeRoundBytes(in.kind, blockBytes, in.size / in.doublingMembers, in.doublingMembers) <=
+          in.nodeRoundPayloadBytes)
+    return {butterfly, reduceScatter ? "small array across nodes: the node's shared memory, then recursive halving "
+                                       "among the nodes (log2 N latencies)"
+                                     : "small array across nodes: the node's shared memory, then recursive doubling "
+                                       "among the nodes (log2 N latencies)"};
   if (hierarchyBuilt)
     return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
   if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};

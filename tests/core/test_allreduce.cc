@@ -186,12 +186,14 @@ TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly memb
   REQUIRE(choose(CollectiveKind::kReduceScatter, block, 4, 2) == "hierarchical");
   REQUIRE(choose(CollectiveKind::kAllgather, block, 7, 1, single) == "ring");
   REQUIRE(choose(CollectiveKind::kAllgather, 1024, 8, 1, single) == "direct");
-  // Small arrays across nodes of 2: the whole array all-reduced by recursive doubling.
-  REQUIRE(choose(CollectiveKind::kReduceScatter, 1024, 4, 2) == "whole_allreduce");
-  REQUIRE(choose(CollectiveKind::kAllgather, 2048, 4, 2) == "whole_allreduce");
-  // Above 16 KiB of array the hierarchical versions, though the blocks still fit a round.
-  REQUIRE(choose(CollectiveKind::kAllgather, 2052, 4, 2) == "hierarchical");
-  REQUIRE(choose(CollectiveKind::kReduceScatter, 2052, 4, 2) == "hierarchical");
+  // Small arrays across nodes of 2: the halves through the nodes, up to 64 KiB of array.
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 1024, 4, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 2048, 4, 2) == "recursive_doubling");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 8192, 4, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 8192, 4, 2) == "recursive_doubling");
+  // Above it the hierarchical versions, though the blocks still fit a round.
+  REQUIRE(choose(CollectiveKind::kAllgather, 8196, 4, 2) == "hierarchical");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 8196, 4, 2) == "hierarchical");
   // Forced: Rabenseifner and its halves wherever there are two ranks.
   options.algorithm = Algorithm::kRabenseifner;
   REQUIRE(choose(allreduce, 8, 7, 1, single) == "rabenseifner");

@@ -6,9 +6,13 @@
 // reason; and a mismatch across or inside the hosts raises MismatchError on every rank, leaving
 // the communicator usable. The hierarchical broadcast (chain across the hosts, shared memory
 // inside them): exact from every root, with either rank numbering, in several node rounds, chosen
-// above the direct limit or forced, and a root mismatch raised on every rank.
+// above the direct limit or forced, and a root mismatch raised on every rank. Small reduce-scatters
+// and all-gathers through the nodes' shared memory and the butterfly between the hosts: exact for
+// every type and op, and mismatches against the hierarchical versions and each other raised.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -229,4 +233,76 @@ TEST_CASE("netns hierarchical: reduce-scatter and all-gather, node by node and a
     REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, false, group));
   }
   MPI_Comm_free(&interleaved);
+}
+
+// Small arrays across the hosts take the halves through the nodes (recursive_halving_blockwise.h):
+// one node round, the butterfly between the hosts. Every type and op, counts that cover the
+// all-gather's whole-node and sharded forms (L x L x block from 32 KiB), in place and not, node by
+// node and alternately numbered.
+TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers through the nodes, exact", "[netns]") {
+  MPI_Comm interleaved = interleavedAcrossHosts();
+  for (MPI_Comm group : {MPI_COMM_WORLD, interleaved}) {
+    Communicator comm(group, forced(Algorithm::kAuto));
+    INFO((group == interleaved ? "alternately numbered" : "node by node"));
+    const std::size_t counts[] = {0, 1, 3, 257, 2047};  // 2047 float64: a 64 KiB array, 16 KiB blocks
+    for (DataType type : kAllDataTypes)
+      for (std::size_t c = 0; c < std::size(counts); ++c) {
+        for (std::size_t o = 0; o < std::size(kAllReduceOps); ++o) {
+          REQUIRE(exactReduceScatter(comm, type, kAllReduceOps[o], counts[c], (o + c) % 2 == 1));
+          REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_halving"));
+        }
+        REQUIRE(exactAllgather(comm, type, counts[c], c % 2 == 1));
+        REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_doubling"));
+      }
+    // Past the halves' limit: the hierarchical versions.
+    REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 16411, false));
+    REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "hierarchical"));
+  }
+  MPI_Comm_free(&interleaved);
+}
+
+// The last rank makes another call than the others, where the halves meet the hierarchical
+// versions, each other and the all-reduce's recursive doubling: MismatchError on every rank, its
+// output untouched, and the communicator in step afterwards.
+TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers, a mismatch raises on every rank",
+          "[netns][faults]") {
+  Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
+  const int n = comm.size(), odd = n - 1;
+  enum class Call { kReduceScatter, kAllgather, kAllreduce };
+  struct Case {
+    const char* name;
+    Call usual;
+    std::size_t usualCount;
+    Call oddCall;
+    std::size_t oddCount;
+  };
+  const Case cases[] = {
+      {"all-gather against reduce-scatter, both halves", Call::kReduceScatter, 64, Call::kAllgather, 64},
+      {"reduce-scatter count, the odd rank hierarchical", Call::kReduceScatter, 64, Call::kReduceScatter, 20011},
+      {"reduce-scatter count, the others hierarchical", Call::kReduceScatter, 20011, Call::kReduceScatter, 64},
+      {"all-gather count, the odd rank sharded", Call::kAllgather, 64, Call::kAllgather, 2047},
+      {"all-gather count, the odd rank hierarchical", Call::kAllgather, 64, Call::kAllgather, 20011},
+      {"all-reduce (recursive doubling) against reduce-scatter", Call::kReduceScatter, 64, Call::kAllreduce, 64},
+  };
+  const auto un = static_cast<std::size_t>(n);
+  for (const Case& c : cases) {
+    const bool isOdd = comm.rank() == odd;
+    const Call call = isOdd ? c.oddCall : c.usual;
+    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
+    std::vector<float> in(20011 * un, 1.0f), out(20011 * un, -2.0f);
+    std::string what;
+    try {
+      if (call == Call::kReduceScatter)
+        comm.reduceScatter(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
+      if (call == Call::kAllgather) comm.allgather(in.data(), out.data(), count, DataType::kFloat32);
+      if (call == Call::kAllreduce) comm.allreduce(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
+    } catch (const MismatchError& error) {
+      what = error.what();
+    }
+    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+    REQUIRE(test::allRanks(what.find("rank " + std::to_string(odd) + " called") != std::string::npos));
+    REQUIRE(test::allRanks(std::all_of(out.begin(), out.end(), [](float x) { return x == -2.0f; })));
+    REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 64, false));
+    REQUIRE(exactAllgather(comm, DataType::kFloat32, 20011, false));
+  }
 }

@@ -24,7 +24,6 @@
 
 using namespace ringsync;
 using namespace ringsync::netns_test;
-using test::TypedBuffer;
 
 namespace {
 
@@ -52,39 +51,6 @@ std::vector<std::size_t> unevenCounts(int n) {
 
 // Out of place everywhere, in place at every other (op, count) so both are covered in half the time.
 bool inPlaceFor(std::size_t opIndex, std::size_t countIndex) { return (opIndex + countIndex) % 2 == 1; }
-
-bool exactReduceScatter(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace) {
-  const int n = comm.size(), rank = comm.rank();
-  const std::size_t total = count * static_cast<std::size_t>(n), own = count * static_cast<std::size_t>(rank);
-  TypedBuffer send(type, total), recv(type, count);
-  for (std::size_t i = 0; i < total; ++i) send.set(i, closed_form::allreduceInput(op, type, rank, n, i));
-  void* out = inPlace ? static_cast<std::byte*>(send.data()) + own * dataTypeSize(type) : recv.data();
-  comm.reduceScatter(send.data(), out, count, type, op);
-  std::size_t wrong = 0;
-  for (std::size_t j = 0; j < count; ++j)
-    wrong += closed_form::loadElement(out, j, type) != closed_form::allreduceExpected(op, type, n, own + j);
-  INFO(test::describe(type, op, count, inPlace)
-       << ": rank " << rank << " has " << wrong << " wrong, algorithm " << comm.lastPlacement().algorithm);
-  return test::allRanks(wrong == 0);
-}
-
-bool exactAllgather(Communicator& comm, DataType type, std::size_t count, bool inPlace) {
-  const int n = comm.size(), rank = comm.rank();
-  const std::size_t total = count * static_cast<std::size_t>(n), own = count * static_cast<std::size_t>(rank);
-  TypedBuffer send(type, count), recv(type, total);
-  recv.fill(0xA5);
-  for (std::size_t j = 0; j < count; ++j) send.set(j, closed_form::rankValue(rank, j));
-  if (inPlace)
-    for (std::size_t j = 0; j < count; ++j) recv.set(own + j, closed_form::rankValue(rank, j));
-  const void* in = inPlace ? static_cast<const std::byte*>(recv.data()) + own * dataTypeSize(type) : send.data();
-  comm.allgather(in, recv.data(), count, type);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < total; ++i)
-    wrong += recv.get(i) != closed_form::rankValue(static_cast<int>(i / count), i % count);
-  INFO(dataTypeName(type) << " count=" << count << (inPlace ? " in place" : "") << ": rank " << rank << " has " << wrong
-                          << " wrong, algorithm " << comm.lastPlacement().algorithm);
-  return test::allRanks(wrong == 0);
-}
 
 // Which layout this is: run_netns_test.sh names it (RINGSYNC_TEST_LAYOUT), and the ranks must agree.
 enum class Layout { kEightHostsOfOne, kFourHostsOfTwo, kTwoTwoTwoOne, kThreeOneTwoTwo, kEightHostsOfTwo };

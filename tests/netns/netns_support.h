@@ -1,6 +1,6 @@
 // What the tests across simulated hosts share: where this rank is (which host, which rank on it),
 // a communicator numbered across the hosts alternately, options forcing an algorithm, and one
-// all-reduce checked against its closed form on every rank.
+// all-reduce, reduce-scatter and all-gather checked against their closed forms on every rank.
 #pragma once
 
 #include <cstddef>
@@ -33,5 +33,10 @@ bool mismatchNamesBoth(const std::string& what, int odd, std::size_t usualCount)
 // is the closed form's value and every rank holds the same bits.
 bool exactAllreduce(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace,
                     MPI_Comm group = MPI_COMM_WORLD);
+
+// The same for a reduce-scatter (blocks of `count`; in place: recv is the rank's block of send)
+// and an all-gather (in place: send is the rank's block of recv), true on every rank of MPI_COMM_WORLD.
+bool exactReduceScatter(Communicator& comm, DataType type, ReduceOp op, std::size_t count, bool inPlace);
+bool exactAllgather(Communicator& comm, DataType type, std::size_t count, bool inPlace);
 
 }  // namespace ringsync::netns_test

@@ -9,7 +9,6 @@
 #include "butterfly.h"
 #include "node_hierarchy.h"
 #include "reduce_kernels.h"
-#include "transfer_constants.h"
 
 namespace ringsync::detail {
 namespace {
@@ -102,55 +101,36 @@ void reduceScatterAcrossNodes(AlgorithmContext& context, const Call& call, Reduc
   raiseOnDisagreement(context, summary);
 }
 
-// All-gather across nodes. Small (allgatherHalvesShard false): the node round hands every local
-// rank the node's L blocks, and every local rank gathers all N nodes' blocks in its butterfly (no
-// second node round, L times the bytes across). Sharded: each local rank gathers only its group
-// (its block of every node) across, then a second node round spreads the groups.
+// All-gather across nodes: the node round carries only the calls (for the butterfly's summary);
+// each local rank gathers its group (its block of every node) across the nodes, then a second node
+// round spreads the groups. (Sending the node's L blocks across from every local rank instead, with
+// no second round, was slower at every size measured: 32.0 against 24.5 us at 4 KiB on 2 hosts x 2
+// ranks at 2 Gbit/s, 70.8 against 36.1 at 16 KiB; bench/RESULTS.md section 16.16.)
 void allgatherAcrossNodes(AlgorithmContext& context, const Call& call, bool* nodeRoundOpen) {
   NodeHierarchy& h = *context.hierarchy;
   const BlockGroups groups(h);
   const int L = h.localSize, N = h.nodes;
   const std::size_t es = call.elementBytes(), blockBytes = call.blockBytes();
-  const bool shard = allgatherHalvesShard(blockBytes, L);
   PeerNames names(context.deadline);
   names.use(h.nodeGlobalRanks);
   RoundTransport& round = *h.nodeRounds;
-  const PayloadPiece own{call.send, shard ? 0 : blockBytes};
-  round.begin(context.header, &own, 1);
+  round.begin(context.header, nullptr, 0);
   *nodeRoundOpen = true;
   round.complete(context.deadline);
   CallSummary summary = nodeSummary(h);
   Butterfly butterfly = crossButterfly(context, summary);
-  // [input: what this rank sends across | output: what the butterfly gathers], outside its work.
-  const std::size_t inputBytes = shard ? blockBytes : static_cast<std::size_t>(L) * blockBytes;
-  ScratchBuffer& staging = h.crossScratch;
-  staging.reserve(inputBytes * static_cast<std::size_t>(N + 1));
-  std::byte* input = staging.data();
-  std::byte* gathered = input + inputBytes;
-  if (shard) {
-    if (blockBytes > 0) std::memcpy(input, call.send, blockBytes);
-  } else if (!summary.disagrees()) {
-    round.requirePayloadBytes([&](int) { return blockBytes; });
-    for (int m = 0; m < L; ++m)
-      if (blockBytes > 0) std::memcpy(input + static_cast<std::size_t>(m) * blockBytes, round.payload(m), blockBytes);
-  }
-  names.use(h.crossGlobalRanks);
-  const std::size_t elements = shard ? call.count : static_cast<std::size_t>(L) * call.count;
-  guardWork(butterfly, *context.pieceScratch, [&] { butterfly.allgather(input, gathered, elements, call.type); });
-  *nodeRoundOpen = false;
-  raiseOnDisagreement(context, summary);
-  // gathered: member j's input, j = 0 .. N-1 (node j of this rank's cross communicator).
-  if (!shard) {
-    for (int j = 0; j < N; ++j)
-      for (int m = 0; m < L; ++m)
-        if (blockBytes > 0)
-          std::memcpy(at(call.recv, static_cast<std::size_t>(groups.block(m, j)) * call.count, es),
-                      gathered + (static_cast<std::size_t>(j) * L + m) * blockBytes, blockBytes);
-    return;
-  }
-  names.use(h.nodeGlobalRanks);
+  // What the butterfly gathers, outside its working copy: the cross-node scratch, as no ring runs
+  // across the nodes in this call.
   const std::size_t groupBytes = static_cast<std::size_t>(N) * blockBytes;
-  round.run(context.header, gathered, groupBytes, context.deadline);
+  ScratchBuffer& gathered = h.crossScratch;
+  gathered.reserve(groupBytes);
+  names.use(h.crossGlobalRanks);
+  guardWork(butterfly, *context.pieceScratch,
+            [&] { butterfly.allgather(call.send, gathered.data(), call.count, call.type); });
+  *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
+  raiseOnDisagreement(context, summary);
+  names.use(h.nodeGlobalRanks);
+  round.run(context.header, gathered.data(), groupBytes, context.deadline);
   round.requirePayloadBytes([&](int) { return groupBytes; });
   for (int m = 0; m < L; ++m)
     for (int j = 0; j < N; ++j)
@@ -192,15 +172,10 @@ void runHalf(AlgorithmContext& context, const Call& call, AcrossNodes&& acrossNo
 
 }  // namespace
 
-bool allgatherHalvesShard(std::size_t blockBytes, int localSize) {
-  const auto ranks = static_cast<std::size_t>(localSize);
-  return ranks * ranks * blockBytes >= kAcrossNodesShardFromBytes;
-}
-
 std::size_t halvesNodeRoundBytes(CollectiveKind kind, std::size_t blockBytes, int localSize, int nodes) {
   const auto L = static_cast<std::size_t>(localSize), N = static_cast<std::size_t>(nodes);
   if (kind == CollectiveKind::kReduceScatter) return (L - 1) * N * blockBytes;
-  return allgatherHalvesShard(blockBytes, localSize) ? N * blockBytes : blockBytes;
+  return N * blockBytes;
 }
 
 void recursiveHalvingReduceScatter(AlgorithmContext& context, const Call& call) {

@@ -19,9 +19,9 @@
 //   reduce-scatter  one node round hands each local rank its group's N blocks from every local
 //                   peer (block_groups.h); it sums them, then recursive halving among the N nodes:
 //                   one node round and log2 N latencies, (N-1)/N of a group across per rank
-//   all-gather      one node round of the own block, then every local rank gathers the N nodes'
-//                   L blocks (L times the bytes across, no second round), or, from
-//                   allgatherHalvesShard, only its group across and a second node round spreads them
+//   all-gather      one node round of the calls, recursive doubling of the own block among the N
+//                   nodes (the rank's group), a second node round spreads the groups: two node
+//                   rounds and log2 N latencies, (N-1)/N of a group across per rank
 //
 // For small arrays across nodes: no fingerprint round across the nodes first (the hierarchical
 // versions' first round, one latency across), no ring; elsewhere one butterfly across all ranks.
@@ -44,10 +44,6 @@ namespace ringsync::detail {
 void recursiveHalvingReduceScatter(AlgorithmContext& context, const Call& call);
 void recursiveDoublingAllgather(AlgorithmContext& context, const Call& call);
 
-// Whether the all-gather across nodes of `localSize` ranks sends only its group across (then a
-// second node round): from L x L x blockBytes >= kAcrossNodesShardFromBytes, the rule recursive
-// doubling's all-reduce uses for the whole message (transfer_constants.h).
-bool allgatherHalvesShard(std::size_t blockBytes, int localSize);
 // The most the call's node round carries per rank across nodes of `localSize` ranks each (the
 // halves go through the nodes while this fits RoundTransport::maxPayloadBytes).
 std::size_t halvesNodeRoundBytes(CollectiveKind kind, std::size_t blockBytes, int localSize, int nodes);

@@ -292,11 +292,6 @@ Selection chooseBroadcast(const SelectionInputs& in) {
   return {AlgorithmId::kChainBroadcast, "large message: pipelined chain"};
 }
 
-// Reduce-scatter and all-gather across nodes of L >= 2 ranks up to this many bytes of the whole
-// array take the halves through the nodes' shared memory; above, the hierarchical versions (bench/
-// RESULTS.md section 16.16).
-constexpr std::size_t kHalvesThroughNodesUpToBytes = 64 * 1024;
-
 // Reduce-scatter and all-gather: one round while its payload fits one (every block but the own
 // for a reduce-scatter, the own block for an all-gather): one latency, n-1 blocks moved at once
 // (through shared memory on one node, no MPI message at all); then the hierarchical algorithm
@@ -332,13 +327,16 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   }
   if (roundFits && in.sharedMemoryRounds)
     return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
-  // Across nodes of L >= 2 ranks, small arrays: latency decides. The halves through the nodes
-  // (recursive_halving_blockwise.h) pay one node round and log2 N exchanges of a group across, where
-  // the hierarchical versions first pay a fingerprint round across the nodes, and the round sends
-  // every block to every peer across (kHalvesThroughNodesUpToBytes). Above it the hierarchical
-  // versions: pipelined pieces. With one rank per node the round stays while it fits: its n-1
-  // messages go out at once.
+  // Across nodes of L >= 2 ranks, small arrays: latency decides (selection_constants.h). The
+  // tiniest go as one all-reduce of the whole array (one node round, one exchange of it across);
+  // then the halves through the nodes (recursive_halving_blockwise.h): a group across, no
+  // fingerprint round across the nodes as the hierarchical versions pay first. Above, the
+  // hierarchical versions: pipelined pieces. (The round sends every block to every peer across.)
+  // With one rank per node the round stays while it fits: its n-1 messages go out at once.
   const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
+  if (hierarchyBuilt && arrayBytes <= kWholeAllreduceUpToBytes && doublingFits(in, arrayBytes))
+    return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
+            "tiny array across nodes: the whole array all-reduced by recursive doubling (one exchange across)"};
   if (hierarchyBuilt && arrayBytes <= kHalvesThroughNodesUpToBytes && in.doublingMembers > 1 &&
       halvesNodeRoundBytes(in.kind, blockBytes, in.size / in.doublingMembers, in.doublingMembers) <=
           in.nodeRoundPayloadBytes)

@@ -236,9 +236,9 @@ TEST_CASE("netns hierarchical: reduce-scatter and all-gather, node by node and a
 }
 
 // Small arrays across the hosts take the halves through the nodes (recursive_halving_blockwise.h):
-// one node round, the butterfly between the hosts. Every type and op, counts that cover the
-// all-gather's whole-node and sharded forms (L x L x block from 32 KiB), in place and not, node by
-// node and alternately numbered.
+// a node round, the butterfly between the hosts (and for the all-gather a second node round); the
+// tiniest one all-reduce of the whole array. Every type and op, counts 0 to a 64 KiB array, in
+// place and not, node by node and alternately numbered.
 TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers through the nodes, exact", "[netns]") {
   MPI_Comm interleaved = interleavedAcrossHosts();
   for (MPI_Comm group : {MPI_COMM_WORLD, interleaved}) {
@@ -247,12 +247,15 @@ TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers through the
     const std::size_t counts[] = {0, 1, 3, 257, 2047};  // 2047 float64: a 64 KiB array, 16 KiB blocks
     for (DataType type : kAllDataTypes)
       for (std::size_t c = 0; c < std::size(counts); ++c) {
+        // Up to kWholeAllreduceUpToBytes of array: one all-reduce of the whole array.
+        const bool tiny = counts[c] * dataTypeSize(type) * static_cast<std::size_t>(comm.size()) <=
+                          detail::kWholeAllreduceUpToBytes;
         for (std::size_t o = 0; o < std::size(kAllReduceOps); ++o) {
           REQUIRE(exactReduceScatter(comm, type, kAllReduceOps[o], counts[c], (o + c) % 2 == 1));
-          REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_halving"));
+          REQUIRE(test::allRanks(comm.lastPlacement().algorithm == (tiny ? "whole_allreduce" : "recursive_halving")));
         }
         REQUIRE(exactAllgather(comm, type, counts[c], c % 2 == 1));
-        REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_doubling"));
+        REQUIRE(test::allRanks(comm.lastPlacement().algorithm == (tiny ? "whole_allreduce" : "recursive_doubling")));
       }
     // Past the halves' limit: the hierarchical versions.
     REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 16411, false));
@@ -276,13 +279,16 @@ TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers, a mismatch
     Call oddCall;
     std::size_t oddCount;
   };
+  // 128 floats a block: a 2 KiB array (the halves); 64: 1 KiB (the whole array's all-reduce).
   const Case cases[] = {
-      {"all-gather against reduce-scatter, both halves", Call::kReduceScatter, 64, Call::kAllgather, 64},
-      {"reduce-scatter count, the odd rank hierarchical", Call::kReduceScatter, 64, Call::kReduceScatter, 20011},
-      {"reduce-scatter count, the others hierarchical", Call::kReduceScatter, 20011, Call::kReduceScatter, 64},
-      {"all-gather count, the odd rank sharded", Call::kAllgather, 64, Call::kAllgather, 2047},
-      {"all-gather count, the odd rank hierarchical", Call::kAllgather, 64, Call::kAllgather, 20011},
-      {"all-reduce (recursive doubling) against reduce-scatter", Call::kReduceScatter, 64, Call::kAllreduce, 64},
+      {"all-gather against reduce-scatter, both halves", Call::kReduceScatter, 128, Call::kAllgather, 128},
+      {"reduce-scatter count, the odd rank hierarchical", Call::kReduceScatter, 128, Call::kReduceScatter, 20011},
+      {"reduce-scatter count, the others hierarchical", Call::kReduceScatter, 20011, Call::kReduceScatter, 128},
+      {"reduce-scatter count, the odd rank the whole array's", Call::kReduceScatter, 128, Call::kReduceScatter, 64},
+      {"all-gather count, both halves", Call::kAllgather, 128, Call::kAllgather, 2047},
+      {"all-gather count, the odd rank hierarchical", Call::kAllgather, 128, Call::kAllgather, 20011},
+      {"all-gather count, the others the whole array's", Call::kAllgather, 64, Call::kAllgather, 128},
+      {"all-reduce (recursive doubling) against reduce-scatter", Call::kReduceScatter, 128, Call::kAllreduce, 128},
   };
   const auto un = static_cast<std::size_t>(n);
   for (const Case& c : cases) {
@@ -302,7 +308,7 @@ TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers, a mismatch
     INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
     REQUIRE(test::allRanks(what.find("rank " + std::to_string(odd) + " called") != std::string::npos));
     REQUIRE(test::allRanks(std::all_of(out.begin(), out.end(), [](float x) { return x == -2.0f; })));
-    REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 64, false));
+    REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 128, false));
     REQUIRE(exactAllgather(comm, DataType::kFloat32, 20011, false));
   }
 }

@@ -318,7 +318,8 @@ Selection chooseBlockwise(const SelectionInputs& in) {
       if (hierarchyBuilt) return {hierarchical, "RINGSYNC_ALGO=hierarchical"};
       break;                        // the automatic choice
     case Algorithm::kRabenseifner:  // its halves, on any layout
-      if (in.size > 1) return {butterfly, "RINGSYNC_ALGO=rabenseifner: its half, across all ranks"};
+      if (in.size > 1)
+        return {butterfly, "RINGSYNC_ALGO=rabenseifner: its half (through the nodes where they hold L >= 2 ranks)"};
       break;
     case Algorithm::kSplit:
     case Algorithm::kRecursiveDoubling:

@@ -62,6 +62,16 @@ class Butterfly {
   std::byte* work(std::size_t bytes);
   // After a failed call: sends or receives were left in flight in `work` (the caller's scratch).
   bool workLeftToMpi() const { return workLeftToMpi_; }
+  // Runs `fn` (this butterfly's calls); a failure that left sends or receives in flight in `work`
+  // leaves that memory to MPI (a late message would otherwise read or land in a later call's data).
+  template <typename Fn> void guarded(Fn&& fn) {
+    try {
+      fn();
+    } catch (...) {
+      if (workLeftToMpi_) work_.abandon();
+      throw;
+    }
+  }
 
  private:
   struct Step {

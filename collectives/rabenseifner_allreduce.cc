@@ -25,24 +25,12 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
 
-// Runs one butterfly; a failure that left sends or receives in flight in the working copy leaves
-// that memory to MPI (the communicator is aborted then, or a late message would read this call's).
-template <typename Fn> void guardWork(Butterfly& butterfly, ScratchBuffer& work, Fn&& fn) {
-  try {
-    fn();
-  } catch (...) {
-    if (butterfly.workLeftToMpi()) work.abandon();
-    throw;
-  }
-}
-
 void acrossAllRanks(AlgorithmContext& context, const Call& args, ReduceOp op, int divisor) {
   CallSummary summary;
   summary.add(context.rank, context.header);
   Butterfly butterfly({context.comm, context.rank, context.size, nullptr}, *context.doublingBuffers,
                       *context.pieceScratch, context.header, summary, context.deadline);
-  guardWork(butterfly, *context.pieceScratch,
-            [&] { butterfly.allreduce(args.send, args.recv, args.count, args.type, op, divisor); });
+  butterfly.guarded([&] { butterfly.allreduce(args.send, args.recv, args.count, args.type, op, divisor); });
   raiseOnDisagreement(context, summary);
 }
 
@@ -74,9 +62,8 @@ void pieceAcrossNodes(AlgorithmContext& context, AlgorithmContext& node, const C
   if (!summary.disagrees())
     reduceOwnChunk(node, chunks, piece.type, op, in, ContiguousView(work, elementBytes, own.begin));
   names.use(h.crossGlobalRanks);
-  guardWork(butterfly, *context.pieceScratch, [&] {
-    butterfly.allreduce(work, at(piece.recv, own.begin, elementBytes), own.count, piece.type, op, divisor);
-  });
+  butterfly.guarded(
+      [&] { butterfly.allreduce(work, at(piece.recv, own.begin, elementBytes), own.count, piece.type, op, divisor); });
   *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
   raiseOnDisagreement(context, summary);
   names.use(h.nodeGlobalRanks);

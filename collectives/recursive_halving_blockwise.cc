@@ -17,24 +17,13 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
 
-// Runs one butterfly; a failure that left sends or receives in flight in the working copy leaves
-// that memory to MPI (a late message would otherwise read or land in a later call's data).
-template <typename Fn> void guardWork(Butterfly& butterfly, ScratchBuffer& work, Fn&& fn) {
-  try {
-    fn();
-  } catch (...) {
-    if (butterfly.workLeftToMpi()) work.abandon();
-    throw;
-  }
-}
-
 // One butterfly across all ranks.
 template <typename Fn> void acrossAllRanks(AlgorithmContext& context, Fn&& run) {
   CallSummary summary;
   summary.add(context.rank, context.header);
   Butterfly butterfly({context.comm, context.rank, context.size, nullptr}, *context.doublingBuffers,
                       *context.pieceScratch, context.header, summary, context.deadline);
-  guardWork(butterfly, *context.pieceScratch, [&] { run(butterfly); });
+  butterfly.guarded([&] { run(butterfly); });
   raiseOnDisagreement(context, summary);
 }
 
@@ -95,8 +84,7 @@ void reduceScatterAcrossNodes(AlgorithmContext& context, const Call& call, Reduc
     }
   }
   names.use(h.crossGlobalRanks);
-  guardWork(butterfly, *context.pieceScratch,
-            [&] { butterfly.reduceScatter(nodeSums.data(), call.recv, call.count, call.type, op, divisor); });
+  butterfly.guarded([&] { butterfly.reduceScatter(nodeSums.data(), call.recv, call.count, call.type, op, divisor); });
   *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
   raiseOnDisagreement(context, summary);
 }
@@ -125,8 +113,7 @@ void allgatherAcrossNodes(AlgorithmContext& context, const Call& call, bool* nod
   ScratchBuffer& gathered = h.crossScratch;
   gathered.reserve(groupBytes);
   names.use(h.crossGlobalRanks);
-  guardWork(butterfly, *context.pieceScratch,
-            [&] { butterfly.allgather(call.send, gathered.data(), call.count, call.type); });
+  butterfly.guarded([&] { butterfly.allgather(call.send, gathered.data(), call.count, call.type); });
   *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
   raiseOnDisagreement(context, summary);
   names.use(h.nodeGlobalRanks);

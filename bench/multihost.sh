@@ -12,7 +12,8 @@
 #                      [--tool allreduce_perf|reducescatter_perf|allgather_perf|broadcast_perf]
 #                      [-- extra mpirun args]
 # --pin-hosts gives every simulated host cores of its own (sim_hosts_pin in simulated_hosts.sh);
-# by default the hosts' ranks share all of this machine's cores.
+# by default the hosts' ranks share all of this machine's cores. SIM_TCP_AUTOCORK=0 in the
+# environment turns the kernel's TCP autocorking off in every host (sim_bench_hosts says why).
 # e.g. bench/multihost.sh --hosts 2 --ranks 2 --rate 2gbit --launches 3
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -62,6 +63,6 @@ for ((i = 1; i <= launches; ++i)); do
   done
 done
 echo "## $hosts hosts x $ranks ranks, link $link, $launches launches each (medians)$( ((pin)) && echo ", hosts pinned to cores of their own")"
-echo "command: bench/multihost.sh --hosts $hosts --ranks $ranks ${rate:+--rate $rate }--launches $launches --sizes \"$sizes\"$( ((pin)) && echo " --pin-hosts")"
+echo "command: ${SIM_TCP_AUTOCORK:+SIM_TCP_AUTOCORK=$SIM_TCP_AUTOCORK }bench/multihost.sh --hosts $hosts --ranks $ranks ${rate:+--rate $rate }--launches $launches --sizes \"$sizes\"$( ((pin)) && echo " --pin-hosts")${*:+ -- $*}"
 python3 "$here/multihost_table.py" --link "$link" --ranks "$np" \
   --default "$out"/default.[0-9]*.json --han "$out"/han.[0-9]*.json

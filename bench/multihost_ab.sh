@@ -40,7 +40,7 @@ for ((i = 1; i <= launches; ++i)); do
     awk -v label="$label" '$1 ~ /^[0-9]+$/ && NF >= 9 { print label, $1, $6, $8 }' "$SIM_WORK/run.txt" >>"$SIM_WORK/rows.txt"
   done
 done
-echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}$( ((pin)) && echo ", hosts pinned"), $launches interleaved launches per configuration (medians)"
+echo "## $hosts hosts x $ranks ranks${rate:+, link $rate}$( ((pin)) && echo ", hosts pinned")${SIM_TCP_AUTOCORK:+, SIM_TCP_AUTOCORK=$SIM_TCP_AUTOCORK}, $launches interleaved launches per configuration (medians)"
 echo "| configuration | size (B) | ringsync time (us) | busbw (GB/s) | times of the launches (us) |"
 echo "|---|---:|---:|---:|---|"
 python3 - "$SIM_WORK/rows.txt" "$@" <<'PY'

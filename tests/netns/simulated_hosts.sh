@@ -148,12 +148,22 @@ sim_hosts_cap_rate() {
 
 # The benches' set-up (bench/multihost*.sh, trainer_pairs.sh): <hosts> x <ranks>, each host on
 # cores of its own when <pin> is 1, the link capped when a <rate> is given; skips (77) where this
-# machine refuses either.
+# machine refuses either. SIM_TCP_AUTOCORK=0 in the environment turns the kernel's TCP autocorking
+# off in every host (net.ipv4.tcp_autocorking, per namespace; the kernel's default is on): with a
+# rate cap, packets wait in tbf, autocorking then holds a connection's next write until they leave,
+# and where both ends of one connection send at once (recursive doubling, Rabenseifner) a corked
+# tail can wait for the peer's 40 ms delayed ACK (RESULTS section 16.17).
 sim_bench_hosts() {
-  local hosts=$1 ranks=$2 pin=$3 rate=${4:-}
+  local hosts=$1 ranks=$2 pin=$3 rate=${4:-} ns
   sim_hosts_setup "$hosts" "$ranks"
   ((pin)) && { sim_hosts_pin || sim_skip "cannot pin the simulated hosts"; }
   [[ -z $rate ]] || sim_hosts_cap_rate "$rate" || sim_skip "cannot cap the link rate at $rate"
+  if [[ ${SIM_TCP_AUTOCORK:-1} == 0 ]]; then
+    for ns in "${sim_ns[@]}"; do
+      ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_autocorking=0 || sim_skip "cannot turn TCP autocorking off"
+    done
+    sim_say "TCP autocorking off in every host (SIM_TCP_AUTOCORK=0)"
+  fi
 }
 
 # Without it, every host's ranks may run on every core of this machine, which no two real hosts

@@ -114,6 +114,7 @@ echo "calibrate.sh: results in $out (rate $rate, $launches launch(es), layouts $
   echo "rate: $rate"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "cores: $(nproc)"
+  echo "TCP autocorking in the hosts: $([[ ${SIM_TCP_AUTOCORK:-1} == 0 ]] && echo "off (SIM_TCP_AUTOCORK=0)" || echo "the kernel's default")"
 } >"$out/machine.txt"
 # One host: the memory copy rate (beta_shm) and one shared-memory round (alpha_shm).
 mpirun -np 1 "$build/bin/copy_bandwidth" -b 256K -e 16M -f 4 -n 9 >"$out/copy_bandwidth.txt" 2>&1 ||

@@ -15,6 +15,9 @@
 # (medians and the spread of the launches; target >= 1.0x at every size 8 B - 64 MiB), and the
 # measured gain of the automatic choice over the previous selection against the scale model's
 # prediction wherever Rabenseifner is chosen (target: at least half the predicted gain, never a loss).
+# SIM_TCP_AUTOCORK=0 in the environment runs the hosts with the kernel's TCP autocorking off (at 8
+# hosts with the cap on it stalls recursive doubling and Rabenseifner 40 ms at a time from 64-128
+# KiB: RESULTS section 16.17).
 # Meant for a quiet machine: figures taken while others compile are noise. Needs root (namespaces);
 # exits 77 where they are refused.
 #
@@ -76,6 +79,7 @@ np=$((hosts * ranks))
   echo "layout: $hosts hosts x $ranks ranks, link $rate, $launches launch(es)"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "cores: $(nproc)"
+  echo "TCP autocorking in the hosts: $([[ ${SIM_TCP_AUTOCORK:-1} == 0 ]] && echo "off (SIM_TCP_AUTOCORK=0)" || echo "the kernel's default")"
 } >"$out/machine.txt"
 sweep() {  # <label> <mpirun args> <perf args> <launch> <sweep name>
   local label=$1 mpi=$2 extra=$3 i=$4 part=$5 base

@@ -60,10 +60,9 @@ class Butterfly {
 
   // The working copy, at least `bytes` long: a caller may build the all-reduce's input in it.
   std::byte* work(std::size_t bytes);
-  // After a failed call: sends or receives were left in flight in `work` (the caller's scratch).
-  bool workLeftToMpi() const { return workLeftToMpi_; }
   // Runs `fn` (this butterfly's calls); a failure that left sends or receives in flight in `work`
-  // leaves that memory to MPI (a late message would otherwise read or land in a later call's data).
+  // (the caller's scratch) leaves that memory to MPI (a late message would otherwise read or land
+  // in a later call's data).
   template <typename Fn> void guarded(Fn&& fn) {
     try {
       fn();

@@ -77,6 +77,10 @@ struct AlgorithmContext {
   // sums, the all-gather's gathered groups), kept for the communicator's life; null in contexts
   // made inside an algorithm.
   ScratchBuffer* pieceScratch = nullptr;
+  // The network's latency in bytes (Options::networkLatencyBytes): what the flat Rabenseifner
+  // all-reduce sizes its pieces by (rabenseifner_allreduce.cc); 0 in contexts made inside an
+  // algorithm.
+  std::size_t networkLatencyBytes = 0;
 };
 
 // After the first round of a call has completed: takes a stray early ring segment off the wire

@@ -25,13 +25,39 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
 
+// Across all ranks, a long array goes in pieces, one butterfly each, one after the other. One
+// butterfly over the whole array fell behind the pipelined ring from 4 MiB at 8 simulated hosts x 1
+// rank (1 Gbit/s; 64-69 against 61 ms at 4 MiB, 292-306 against 250 ms at 16 MiB) and from 8 MiB
+// at 4 hosts; in pieces of 0.5-1 MiB it is at the link at every size, level with the ring (bench/
+// RESULTS.md section 16.18). A piece is as long as kPieceLatencies times its 2 log2 N latencies'
+// bytes, so that they cost at most 1/kPieceLatencies of its time: 1.0 MB at N = 8 with the default
+// latency (1,672 B), ~27 MB at N = 8 on a 100 Gbit/s network whose latency is ~44 KiB.
+constexpr std::size_t kPieceLatencies = 100;
+
+std::size_t butterflyPieceElements(const AlgorithmContext& context, std::size_t count, std::size_t elementBytes) {
+  if (context.networkLatencyBytes == 0) return std::max<std::size_t>(1, count);
+  std::size_t steps = 0;
+  for (int p = 2; p <= context.size; p *= 2) steps += 2;
+  return std::max<std::size_t>(1, kPieceLatencies * steps * context.networkLatencyBytes / elementBytes);
+}
+
 void acrossAllRanks(AlgorithmContext& context, const Call& args, ReduceOp op, int divisor) {
-  CallSummary summary;
-  summary.add(context.rank, context.header);
-  Butterfly butterfly({context.comm, context.rank, context.size, nullptr}, *context.doublingBuffers,
-                      *context.pieceScratch, context.header, summary, context.deadline);
-  butterfly.guarded([&] { butterfly.allreduce(args.send, args.recv, args.count, args.type, op, divisor); });
-  raiseOnDisagreement(context, summary);
+  const std::size_t elementBytes = dataTypeSize(args.type);
+  const std::size_t pieceLimit = butterflyPieceElements(context, args.count, elementBytes);
+  // The first piece checks the call (every piece carries the same header); an empty message still
+  // exchanges the summaries. Nothing is written into recv before that check.
+  for (std::size_t begin = 0; begin == 0 || begin < args.count; begin += pieceLimit) {
+    const std::size_t length = std::min(pieceLimit, args.count - begin);
+    CallSummary summary;
+    summary.add(context.rank, context.header);
+    Butterfly butterfly({context.comm, context.rank, context.size, nullptr}, *context.doublingBuffers,
+                        *context.pieceScratch, context.header, summary, context.deadline);
+    butterfly.guarded([&] {
+      butterfly.allreduce(at(args.send, begin, elementBytes), at(args.recv, begin, elementBytes), length, args.type, op,
+                          divisor);
+    });
+    raiseOnDisagreement(context, summary);
+  }
 }
 
 // One piece: the node's reduce-scatter round, the butterfly across nodes over this rank's chunk

@@ -184,9 +184,21 @@ detail::Deadline Communicator::Impl::deadlineFor(const detail::CallHeader& heade
 
 detail::AlgorithmContext Communicator::Impl::context(const detail::CallHeader& header, detail::Deadline& deadline) {
   const bool rooted = detail::traitsOf(header.kind).rooted;  // runs along the chain from the root
-  return {comm_,          rank_,         size_,  *rounds_,         ringScratch_,      rooted ? chain_ : ring_,
-          header,         deadline,      check_, hierarchy_.get(), &doublingBuffers_, !rooted && wholeChunks_,
-          &ringPartials_, &pieceScratch_};
+  return {comm_,
+          rank_,
+          size_,
+          *rounds_,
+          ringScratch_,
+          rooted ? chain_ : ring_,
+          header,
+          deadline,
+          check_,
+          hierarchy_.get(),
+          &doublingBuffers_,
+          !rooted && wholeChunks_,
+          &ringPartials_,
+          &pieceScratch_,
+          options_.networkLatencyBytes};
 }
 
 detail::Selection Communicator::Impl::select(const detail::Call& call) const {

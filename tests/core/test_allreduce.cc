@@ -136,6 +136,22 @@ TEST_CASE("allreduce: Rabenseifner forced, every type, op and count", "[allreduc
   }
 }
 
+TEST_CASE("allreduce: Rabenseifner forced in pieces, every type, op and count", "[allreduce][rabenseifner]") {
+  // A network latency of 8 bytes cuts the flat butterfly's pieces to 100 x 2 log2 n x 8 bytes
+  // (rabenseifner_allreduce.cc): 1,600 B at np=2-3, 3,200 B at np=4, so the larger counts take
+  // several pieces, the last one shorter.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  options.networkLatencyBytes = 8;
+  options.ringSegmentBytes = kSmallSegmentBytes;
+  options.ringSegmentBytesAcrossNodes = kSmallSegmentBytes;
+  sweep(options, {4093}, false);
+  Communicator comm(MPI_COMM_WORLD, options);
+  const Outcome outcome = runOne(comm, DataType::kFloat32, ReduceOp::kAvg, 100003, true);
+  REQUIRE(test::allRanks(outcome.wrong == 0));
+  REQUIRE((comm.size() == 1 || comm.lastPlacement().algorithm == "rabenseifner"));
+}
+
 TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly members, from S1, below S2",
           "[allreduce][rabenseifner][unit]") {
   using namespace ringsync::detail;

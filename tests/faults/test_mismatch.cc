@@ -82,16 +82,10 @@ bool stillWorks(Communicator& comm) {
   return value[4] == n * (n + 1) / 2 && test::sumOverRanks(calls) == calls * n && !comm.aborted();
 }
 
-}  // namespace
-
-TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and both calls", "[faults][mismatch]") {
-  Communicator comm(MPI_COMM_WORLD);
+// Every scenario with each rank in turn the odd one: MismatchError naming both calls on every
+// rank, every buffer untouched, the communicator in step afterwards.
+void checkScenarios(Communicator& comm, const std::vector<Scenario>& all, const std::string& label) {
   const int n = comm.size();
-  if (n == 1) {
-    SUCCEED("a single rank cannot disagree with itself");
-    return;
-  }
-  const std::vector<Scenario> all = scenarios(n);
   double slowest = 0;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Scenario& s = all[i];
@@ -122,9 +116,45 @@ TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and bot
                 << "\n  the communicator afterwards: " << (brokenAfterwards.empty() ? "works" : brokenAfterwards));
     REQUIRE(test::allRanks(ok));
   }
-  faults::report("mismatch np=" + std::to_string(n) + ": " + std::to_string(all.size()) +
+  faults::report(label + " np=" + std::to_string(n) + ": " + std::to_string(all.size()) +
                  " scenarios, MismatchError on every rank, slowest after " +
                  std::to_string(faults::maxOverRanks(slowest)) + " s");
+}
+
+}  // namespace
+
+TEST_CASE("mismatch: every rank raises MismatchError naming the odd rank and both calls", "[faults][mismatch]") {
+  Communicator comm(MPI_COMM_WORLD);
+  if (comm.size() == 1) {
+    SUCCEED("a single rank cannot disagree with itself");
+    return;
+  }
+  checkScenarios(comm, scenarios(comm.size()), "mismatch");
+}
+
+TEST_CASE("mismatch: Rabenseifner's all-reduce in pieces", "[faults][mismatch][rabenseifner]") {
+  // A network latency of 1 byte makes the flat butterfly's pieces 100 x 2 log2 n bytes
+  // (rabenseifner_allreduce.cc): both calls of each scenario take many pieces, and the first
+  // piece's check must stop every rank before anything is written.
+  Options options;
+  options.algorithm = Algorithm::kRabenseifner;
+  options.networkLatencyBytes = 1;
+  Communicator comm(MPI_COMM_WORLD, options);
+  if (comm.size() == 1) {
+    SUCCEED("a single rank cannot disagree with itself");
+    return;
+  }
+  const DataType f32 = DataType::kFloat32;
+  const std::vector<Scenario> pieces = {
+      {"count, in pieces", faults::allreduceSpec(4093, f32, ReduceOp::kSum),
+       faults::allreduceSpec(4101, f32, ReduceOp::kSum)},
+      {"op, in pieces", faults::allreduceSpec(4093, f32, ReduceOp::kAvg),
+       faults::allreduceSpec(4093, f32, ReduceOp::kSum)},
+      {"type, in pieces (same bytes)", faults::allreduceSpec(4093, f32, ReduceOp::kSum),
+       faults::allreduceSpec(4093, DataType::kInt32, ReduceOp::kSum)},
+  };
+  checkScenarios(comm, pieces, "mismatch, Rabenseifner in pieces");
+  REQUIRE(comm.lastPlacement().algorithm == "rabenseifner");
 }
 
 TEST_CASE("mismatch: ranks with different RINGSYNC_* settings are refused, not corrupted", "[faults][mismatch]") {

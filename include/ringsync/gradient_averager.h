@@ -116,8 +116,9 @@ class GradientAverager {
   GradientAverager(const GradientAverager&) = delete;
   GradientAverager& operator=(const GradientAverager&) = delete;
 
-  // Gradient `index` is final for this step. Raises InvalidArgument for an index out of range or
-  // marked twice in one step.
+  // Gradient `index` is final for this step. Raises InvalidArgument for an index out of range,
+  // marked twice in one step, or (once a gradient has moved, markReadyAt) lying over another
+  // gradient already marked in this step.
   void markReady(std::size_t index);
   // Device gradients: gradient `index` is produced by work enqueued on `stream` (markReady(index)
   // means the legacy default stream). The averager's stream waits on an event recorded there; the
@@ -129,7 +130,8 @@ class GradientAverager {
   // step until it moves again (its bucket's spans are bound anew, nothing is copied); the old
   // memory is not touched again. `data` stays gradient `index`'s place (for markReady and
   // averageAll in later steps too) until another markReadyAt moves it: keep it valid until then,
-  // and not overlapping another gradient (not checked after a move). A device gradient, or any of
+  // and not overlapping another gradient marked in the same step (checked once any gradient has
+  // moved: InvalidArgument naming both, before this one is marked). A device gradient, or any of
   // a ShardedGradientAverager's, stays where it was registered: one that moved raises
   // InvalidArgument naming it and both addresses, before anything is marked or sent (its peers
   // then wait for it until the deadline). So do null data, device memory for a host gradient, and

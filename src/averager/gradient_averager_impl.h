@@ -29,6 +29,7 @@
 #include "bucket_plan.h"
 #include "gradient_averager_checks.h"
 #include "gradient_averager_runner.h"
+#include "marked_places.h"
 #include "shard_plan.h"
 #include "src/logging.h"
 #include "src/timeline.h"
@@ -52,6 +53,9 @@ struct GradientAverager::Impl {
   // Checked before anything is marked; empty gradients may lie anywhere.
   void markReadyAt(std::size_t index, const void* data, CUstream_st* stream);
   void moveGradient(std::size_t index, const void* data);
+  // InvalidArgument naming both when a host gradient's place this step overlaps one already
+  // marked in it (once any gradient moved; marked_places.h).
+  void checkPlaceFree(std::size_t index, const void* data, const char* caller) const;
   void synchronize();
   void averageAll();
   // Sharded only (gradient_averager_gather.cc).
@@ -110,6 +114,7 @@ struct GradientAverager::Impl {
   std::string failureMessage_;
   std::vector<bool> marked_;
   std::size_t markedCount_ = 0;
+  detail::MarkedPlaces markedPlaces_;  // this step's marked host gradients, once any moved
   // Sharded: between synchronize() and the gather's end; parameters marked updated, and per bucket
   // how many of its parameters are still to be marked.
   bool gathering_ = false;

@@ -2,6 +2,7 @@
 // completes; synchronize waits for the last bucket (a sharded averager: for the last
 // reduce-scatter) and ends the step (a sharded one: moves on to the update and the gather).
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -60,9 +61,31 @@ void GradientAverager::Impl::moveGradient(std::size_t index, const void* data) {
          << " is device memory (a gradient keeps its kind of memory)";
     throw InvalidArgument(text.str());
   }
+  if (!markedPlaces_.tracking()) {  // the first move: the places marked so far
+    markedPlaces_.startTracking();
+    for (std::size_t g = 0; g < gradients_.size(); ++g)
+      if (marked_[g] && gradients_[g].count > 0 && !gradients_[g].onDevice)
+        markedPlaces_.add(g, gradients_[g].data, gradients_[g].count * dataTypeSize(gradients_[g].type));
+  }
+  checkPlaceFree(index, data, "markReadyAt");
   // Its bucket cannot be running: it runs once all its members are marked, and this one is not.
   gradients_[index].data = const_cast<void*>(data);
   hostRunner_->noteMoved(index);
+}
+
+void GradientAverager::Impl::checkPlaceFree(std::size_t index, const void* data, const char* caller) const {
+  const detail::GradientSpec& g = gradients_[index];
+  if (!markedPlaces_.tracking() || g.count == 0 || g.onDevice) return;
+  const std::size_t bytes = g.count * dataTypeSize(g.type);
+  const std::optional<detail::MarkedPlaces::Place> other = markedPlaces_.overlapping(data, bytes);
+  if (!other) return;
+  std::ostringstream text;
+  text << settings_.who() << "::" << caller << ": gradient " << index << " at " << data << " (" << bytes
+       << " bytes) overlaps gradient " << other->index << " at " << reinterpret_cast<const void*>(other->begin) << " ("
+       << other->end - other->begin
+       << " bytes), marked in this step: two gradients in one buffer would be averaged twice; give each gradient "
+          "memory of its own";
+  throw InvalidArgument(text.str());
 }
 
 void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
@@ -72,11 +95,15 @@ void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
   if (marked_[index])
     throw InvalidArgument(std::string(settings_.who()) + "::markReady: gradient " + std::to_string(index) +
                           " was already marked ready in this step; call synchronize() before marking it again");
+  checkPlaceFree(index, gradients_[index].data, "markReady");
   ensureAgreed();
   // A step with device buckets is an NCCL epoch of this averager's own communicator (device_epochs.h).
   if (markedCount_ == 0 && deviceRunner_) detail::CoreAccess::of(comm_).averagerStepBegins();
   marked_[index] = true;
   ++markedCount_;
+  const detail::GradientSpec& place = gradients_[index];
+  if (markedPlaces_.tracking() && place.count > 0 && !place.onDevice)
+    markedPlaces_.add(index, place.data, place.count * dataTypeSize(place.type));
   if (timeline_) timeline_->instant(detail::SpanKind::kMarkReady, index);
   if (gradients_[index].onDevice) deviceRunner_->noteReady(index, stream);
   if (!overlap_) return;
@@ -155,6 +182,7 @@ void GradientAverager::Impl::finishStep(std::exception_ptr error, double seconds
   detail::CoreAccess::of(comm_).averagerStepEnds();
   marked_.assign(marked_.size(), false);
   markedCount_ = 0;
+  markedPlaces_.clear();
   resetStep();
   ++stats_.steps;
   lastStep_ = timings_;
@@ -171,6 +199,7 @@ void GradientAverager::Impl::finishReduceScatter(std::exception_ptr error, doubl
   detail::CoreAccess::of(comm_).averagerStepEnds();  // the gather is an epoch of its own
   marked_.assign(marked_.size(), false);
   markedCount_ = 0;
+  markedPlaces_.clear();
   ++stats_.steps;
   stats_.lastSynchronizeSeconds = seconds;
   stats_.totalSynchronizeSeconds += seconds;

@@ -2,7 +2,8 @@
 // frees every .grad and backward allocates new ones): markReadyAt with where a host gradient lies
 // now averages it there, against closed forms, and leaves the memory it left untouched; the
 // errors that remain (null data, a second mark, a sharded averager); and buckets given by the
-// caller (GradientAveragerOptions::groups), honoured, checked, and agreed between ranks.
+// caller (GradientAveragerOptions::groups), honoured, checked, and agreed between ranks; a place
+// that overlaps another gradient marked in the same step, refused by name.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -146,6 +147,60 @@ TEST_CASE("averager moved: null data and a second mark are refused before anythi
   averager.markReadyAt(0, a.data());
   averager.synchronize();
   REQUIRE(test::allRanks(a[99] == 1.0f && b[0] == 2.0f && moved[0] == 3.0f));
+}
+
+TEST_CASE("averager moved: a place overlapping another gradient marked in the step is refused by name",
+          "[fusion][errors]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const float mine = static_cast<float>(comm.rank() + 1), average = static_cast<float>(comm.size() + 1) / 2;
+  std::vector<float> a(100), b(40), c(60), pool(200), big(300);
+  GradientAverager averager(comm,
+                            {{a.data(), a.size(), DataType::kFloat32},
+                             {b.data(), b.size(), DataType::kFloat32},
+                             {c.data(), c.size(), DataType::kFloat32}},
+                            smallBuckets(false));
+  // One step with gradient g at places[g]; every element is averaged to (n+1)/2 exactly.
+  auto fill = [&](std::initializer_list<std::vector<float>*> buffers) {
+    for (std::vector<float>* v : buffers) std::fill(v->begin(), v->end(), mine);
+  };
+  auto averaged = [&](const float* data, std::size_t count) {
+    return std::all_of(data, data + count, [&](float x) { return x == average; });
+  };
+  // Step 0 where they were registered: nothing has moved, nothing is tracked.
+  fill({&a, &b, &c});
+  averager.averageAll();
+  bool ok = averaged(a.data(), a.size()) && averaged(b.data(), b.size()) && averaged(c.data(), c.size());
+  // Step 1: gradient 0 moves into the pool; gradient 1 onto part of it is refused, naming both.
+  fill({&pool, &big, &c});
+  averager.markReadyAt(0, pool.data());
+  const std::string onMoved = invalidArgumentOf([&] { averager.markReadyAt(1, pool.data() + 50); });
+  CHECK_THAT(onMoved, Contains("gradient 1 at") && Contains("overlaps gradient 0 at") && Contains("(400 bytes)"));
+  // The refusal marked nothing: gradient 1 can still be marked, at a place of its own.
+  averager.markReadyAt(1, big.data());
+  averager.markReadyAt(2, c.data());
+  averager.synchronize();
+  ok = ok && averaged(pool.data(), 100) && averaged(big.data(), 40) && averaged(c.data(), c.size());
+  // Step 2: gradient 2 is marked where it was registered; gradient 0 moved into it is refused, and so
+  // is gradient 1 marked without a place when gradient 0 moved onto it (its place is still big[0, 40)).
+  fill({&big, &b, &c});
+  averager.markReady(2);
+  const std::string onRegistered = invalidArgumentOf([&] { averager.markReadyAt(0, c.data() + 10); });
+  CHECK_THAT(onRegistered, Contains("gradient 0 at") && Contains("overlaps gradient 2 at"));
+  averager.markReadyAt(0, big.data() + 20);  // over gradient 1's place, but 1 is not marked yet
+  const std::string unmovedOnMoved = invalidArgumentOf([&] { averager.markReady(1); });
+  CHECK_THAT(unmovedOnMoved, Contains("::markReady: gradient 1 at") && Contains("overlaps gradient 0 at"));
+  averager.markReadyAt(1, b.data());
+  averager.synchronize();
+  ok = ok && averaged(big.data() + 20, 100) && averaged(b.data(), b.size()) && averaged(c.data(), c.size());
+  // Step 3 (libtorch's pattern): a gradient takes the memory another held last step before that one
+  // is marked; it moves when it is, and nothing overlaps.
+  fill({&big, &a, &b});
+  averager.markReadyAt(2, big.data() + 20);  // gradient 0's place until it is marked below
+  averager.markReadyAt(1, b.data());
+  averager.markReadyAt(0, a.data());
+  averager.synchronize();
+  ok = ok && averaged(big.data() + 20, 60) && averaged(a.data(), a.size()) && averaged(b.data(), b.size());
+  REQUIRE(test::allRanks(ok));
 }
 
 TEST_CASE("averager moved: a sharded averager's gradients stay where they were registered", "[fusion][errors]") {

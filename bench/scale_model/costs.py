@@ -325,6 +325,18 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params, shard_from: float 
 
 # ---- what ringsync lacks --------------------------------------------------------------------------
 
+PIECE_LATENCIES = 100  # rabenseifner_allreduce.cc's kPieceLatencies
+
+
+def butterfly_pieces(n: int, S: float, p: Params) -> list:
+    """The lengths the flat Rabenseifner all-reduce (one rank per node, or one node) cuts S into:
+    pieces of PIECE_LATENCIES x its 2·log2(n) latencies in bytes (the latency the selection is
+    told, RINGSYNC_NETWORK_LATENCY_BYTES), run one after the other; the last one shorter."""
+    piece = max(1.0, PIECE_LATENCIES * 2 * log2_floor(n) * p.latency_bytes())
+    whole = max(0, math.ceil(S / piece) - 1)
+    return [piece] * whole + [S - whole * piece]
+
+
 def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
     """Rabenseifner across nodes. L = 1: among all ranks, in place (no staging copies). L >= 2: the
     hierarchical all-reduce's structure with Rabenseifner among the nodes instead of the ring (L
@@ -335,9 +347,9 @@ def t_rabenseifner(N: int, L: int, S: float, p: Params) -> float:
     if n == 1:
         return S * p.beta_shm
     if N == 1:
-        return rabenseifner(n, S, p, p.alpha_shm, 2 * p.beta_shm)
+        return sum(rabenseifner(n, P, p, p.alpha_shm, 2 * p.beta_shm) for P in butterfly_pieces(n, S, p))
     if L == 1:  # in place: the first step reduces send and what arrives into recv, no staging copy
-        return rabenseifner(N, S, p, p.alpha, p.beta)
+        return sum(rabenseifner(N, P, p, p.alpha, p.beta) for P in butterfly_pieces(N, S, p))
     cross = lambda q: rabenseifner(N, q / L, p, p.alpha, L * p.beta)  # noqa: E731
     piece = hierarchical_piece_bytes(L)
     return min(pipelined_pieces(L, S, p, cross, piece), sequential_phases(L, S, p, cross, piece))

@@ -333,7 +333,9 @@ def build(algorithm: str, N: int, L: int, S: float, p: costs.Params, tree_segmen
                 end.update(node_round(sc, [node * L + i for i in range(L)], part, p, end))
         end = {r: sc.compute(r, S * p.beta_shm, [end[r]]) for r in ranks}
     elif algorithm == "rabenseifner" and L == 1:
-        end = rabenseifner(sc, ranks, S, p, start)
+        end = start
+        for piece in costs.butterfly_pieces(N, S, p):  # one butterfly after the other
+            end = rabenseifner(sc, ranks, piece, p, end)
     elif algorithm == "rabenseifner":
         end = hierarchical_phases(sc, N, L, S, p, start, lambda members, P, st: rabenseifner(sc, members, P, p, st))
     elif algorithm == "tree" and L == 1:

@@ -27,7 +27,7 @@ std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) 
 
 // Across all ranks, a long array goes in pieces, one butterfly each, one after the other. One
 // butterfly over the whole array fell behind the pipelined ring from 4 MiB at 8 simulated hosts x 1
-// rank (1 Gbit/s; 64-69 against 61 ms at 4 MiB, 292-306 against 250 ms at 16 MiB) and from 8 MiB
+// rank (1 Gbit/s; 62-73 against 61 ms at 4 MiB, 292-327 against 250 ms at 16 MiB) and from 8 MiB
 // at 4 hosts; in pieces of 0.5-1 MiB it is at the link at every size, level with the ring (bench/
 // RESULTS.md section 16.18). A piece is as long as kPieceLatencies times its 2 log2 N latencies'
 // bytes, so that they cost at most 1/kPieceLatencies of its time: 1.0 MB at N = 8 with the default

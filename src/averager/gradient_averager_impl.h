@@ -46,7 +46,8 @@ struct GradientAverager::Impl {
        const GradientAveragerOptions& options);
   ~Impl();  // stops the progress thread after the task it is running; never throws
 
-  void markReady(std::size_t index, CUstream_st* stream);
+  // placeChecked: markReadyAt checked the gradient's new place already (moveGradient).
+  void markReady(std::size_t index, CUstream_st* stream, bool placeChecked = false);
   // markReady for a gradient that lies at `data` now. A replicated averager's host gradient that
   // moved is reduced where it lies from this step on; a device gradient, or any of a sharded
   // averager's, must stay where it was registered (InvalidArgument naming it and both addresses).

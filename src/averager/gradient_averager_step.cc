@@ -32,8 +32,9 @@ void GradientAverager::Impl::markReadyAt(std::size_t index, const void* data, CU
   ensureUsable();
   checkIndex(index, "markReadyAt");
   const detail::GradientSpec& registered = gradients_[index];
-  if (registered.count > 0 && data != registered.data) moveGradient(index, data);
-  markReady(index, stream);
+  const bool moves = registered.count > 0 && data != registered.data;
+  if (moves) moveGradient(index, data);  // checks the new place
+  markReady(index, stream, moves);
 }
 
 void GradientAverager::Impl::moveGradient(std::size_t index, const void* data) {
@@ -61,12 +62,7 @@ void GradientAverager::Impl::moveGradient(std::size_t index, const void* data) {
          << " is device memory (a gradient keeps its kind of memory)";
     throw InvalidArgument(text.str());
   }
-  if (!markedPlaces_.tracking()) {  // the first move: the places marked so far
-    markedPlaces_.startTracking();
-    for (std::size_t g = 0; g < gradients_.size(); ++g)
-      if (marked_[g] && gradients_[g].count > 0 && !gradients_[g].onDevice)
-        markedPlaces_.add(g, gradients_[g].data, gradients_[g].count * dataTypeSize(gradients_[g].type));
-  }
+  if (!markedPlaces_.tracking()) markedPlaces_.startTracking(gradients_, marked_);
   checkPlaceFree(index, data, "markReadyAt");
   // Its bucket cannot be running: it runs once all its members are marked, and this one is not.
   gradients_[index].data = const_cast<void*>(data);
@@ -75,10 +71,9 @@ void GradientAverager::Impl::moveGradient(std::size_t index, const void* data) {
 
 void GradientAverager::Impl::checkPlaceFree(std::size_t index, const void* data, const char* caller) const {
   const detail::GradientSpec& g = gradients_[index];
-  if (!markedPlaces_.tracking() || g.count == 0 || g.onDevice) return;
-  const std::size_t bytes = g.count * dataTypeSize(g.type);
-  const std::optional<detail::MarkedPlaces::Place> other = markedPlaces_.overlapping(data, bytes);
+  const std::optional<detail::MarkedPlaces::Place> other = markedPlaces_.overlapping(g, data);
   if (!other) return;
+  const std::size_t bytes = g.count * dataTypeSize(g.type);
   std::ostringstream text;
   text << settings_.who() << "::" << caller << ": gradient " << index << " at " << data << " (" << bytes
        << " bytes) overlaps gradient " << other->index << " at " << reinterpret_cast<const void*>(other->begin) << " ("
@@ -88,22 +83,20 @@ void GradientAverager::Impl::checkPlaceFree(std::size_t index, const void* data,
   throw InvalidArgument(text.str());
 }
 
-void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream) {
+void GradientAverager::Impl::markReady(std::size_t index, CUstream_st* stream, bool placeChecked) {
   ensureUsable();
   checkIndex(index, "markReady");
   if (gathering_) endGather("markReady");  // a sharded averager's next step begins here
   if (marked_[index])
     throw InvalidArgument(std::string(settings_.who()) + "::markReady: gradient " + std::to_string(index) +
                           " was already marked ready in this step; call synchronize() before marking it again");
-  checkPlaceFree(index, gradients_[index].data, "markReady");
+  if (!placeChecked) checkPlaceFree(index, gradients_[index].data, "markReady");
   ensureAgreed();
   // A step with device buckets is an NCCL epoch of this averager's own communicator (device_epochs.h).
   if (markedCount_ == 0 && deviceRunner_) detail::CoreAccess::of(comm_).averagerStepBegins();
   marked_[index] = true;
   ++markedCount_;
-  const detail::GradientSpec& place = gradients_[index];
-  if (markedPlaces_.tracking() && place.count > 0 && !place.onDevice)
-    markedPlaces_.add(index, place.data, place.count * dataTypeSize(place.type));
+  markedPlaces_.add(index, gradients_[index]);
   if (timeline_) timeline_->instant(detail::SpanKind::kMarkReady, index);
   if (gradients_[index].onDevice) deviceRunner_->noteReady(index, stream);
   if (!overlap_) return;

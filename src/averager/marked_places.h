@@ -5,13 +5,17 @@
 // at construction, so until a move nothing can overlap. A place is checked against the gradients
 // already marked in this step, not against those still to be marked: libtorch frees every .grad
 // before backward, and its allocator may hand a new gradient the memory an unmarked one held last
-// step (that one moves too when it is marked, and is checked then).
+// step (that one moves too when it is marked, and is checked then). Empty and device gradients
+// are never kept (empty ones may lie anywhere; device ones cannot move).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
+
+#include "bucket_plan.h"
 
 namespace ringsync::detail {
 
@@ -22,11 +26,13 @@ class MarkedPlaces {
     std::uintptr_t begin, end;
   };
   bool tracking() const { return tracking_; }
-  void startTracking() { tracking_ = true; }
-  // A marked gradient whose place overlaps [data, data + bytes), if any (bytes > 0).
-  std::optional<Place> overlapping(const void* data, std::size_t bytes) const;
-  void add(std::size_t index, const void* data, std::size_t bytes);  // bytes > 0, checked first
-  void clear() { byBegin_.clear(); }                                 // the step ended
+  // The first move: from now on, starting with the places of the gradients marked so far.
+  void startTracking(const std::vector<GradientSpec>& gradients, const std::vector<bool>& marked);
+  // A gradient marked in this step whose place overlaps `g` lying at `data`; none while not
+  // tracking, or for an empty or device gradient.
+  std::optional<Place> overlapping(const GradientSpec& g, const void* data) const;
+  void add(std::size_t index, const GradientSpec& g);  // just marked, at g.data (checked first)
+  void clear() { byBegin_.clear(); }                   // the step ended
 
  private:
   bool tracking_ = false;

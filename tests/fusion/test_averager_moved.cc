@@ -159,7 +159,7 @@ TEST_CASE("averager moved: a place overlapping another gradient marked in the st
                              {b.data(), b.size(), DataType::kFloat32},
                              {c.data(), c.size(), DataType::kFloat32}},
                             smallBuckets(false));
-  // One step with gradient g at places[g]; every element is averaged to (n+1)/2 exactly.
+  // Every rank fills its gradients with rank + 1: each element is averaged to (n+1)/2 exactly.
   auto fill = [&](std::initializer_list<std::vector<float>*> buffers) {
     for (std::vector<float>* v : buffers) std::fill(v->begin(), v->end(), mine);
   };

@@ -3,7 +3,6 @@
 #include <iterator>
 #include <string>
 
-#include "blockwise_through_allreduce.h"
 #include "chain_broadcast.h"
 #include "direct_allreduce.h"
 #include "direct_broadcast.h"
@@ -39,12 +38,10 @@ constexpr AlgorithmEntry kTable[] = {
     {A::kDirectReduceScatter, K::kReduceScatter, "direct", roundReduceScatter, false},
     {A::kRingReduceScatter, K::kReduceScatter, "ring", ringCollective, false},
     {A::kHierarchicalReduceScatter, K::kReduceScatter, "hierarchical", hierarchicalReduceScatter, false},
-    {A::kWholeAllreduceReduceScatter, K::kReduceScatter, "whole_allreduce", reduceScatterThroughAllreduce, false},
     {A::kRecursiveHalvingReduceScatter, K::kReduceScatter, "recursive_halving", recursiveHalvingReduceScatter, false},
     {A::kDirectAllgather, K::kAllgather, "direct", roundAllgather, false},
     {A::kRingAllgather, K::kAllgather, "ring", ringCollective, false},
     {A::kHierarchicalAllgather, K::kAllgather, "hierarchical", hierarchicalAllgather, false},
-    {A::kWholeAllreduceAllgather, K::kAllgather, "whole_allreduce", allgatherThroughAllreduce, false},
     {A::kRecursiveDoublingAllgather, K::kAllgather, "recursive_doubling", recursiveDoublingAllgather, false},
     {A::kDirectBroadcast, K::kBroadcast, "direct", directBroadcast, false},
     {A::kChainBroadcast, K::kBroadcast, "chain", chainBroadcast, false},

@@ -23,15 +23,13 @@ enum class AlgorithmId {
   kDirectReduceScatter,    // one round: every block to its owner, reduced there (round_reduce_scatter.h)
   kRingReduceScatter,      // the ring's reduce-scatter alone (ring_pipeline.h)
   kHierarchicalReduceScatter,      // node sums through shared memory, ring across nodes (hierarchical_blockwise.h)
-  kWholeAllreduceReduceScatter,    // small blocks across nodes: the whole array all-reduced
-                                   // (blockwise_through_allreduce.h)
-  kRecursiveHalvingReduceScatter,  // log2(n) halving steps across all ranks (recursive_halving_blockwise.h)
+  kRecursiveHalvingReduceScatter,  // log2(n) halving steps, through the nodes' leaders where nodes hold L >= 2
+                                   // ranks (recursive_halving_blockwise.h)
   kDirectAllgather,                // one round: every block to every rank (round_allgather.h)
   kRingAllgather,                  // the ring's all-gather alone (ring_pipeline.h)
   kHierarchicalAllgather,          // ring across nodes, then shared memory inside them (hierarchical_blockwise.h)
-  kWholeAllreduceAllgather,        // small blocks across nodes: a zero-padded array all-reduced
-                                   // (blockwise_through_allreduce.h)
-  kRecursiveDoublingAllgather,     // log2(n) doubling steps across all ranks (recursive_halving_blockwise.h)
+  kRecursiveDoublingAllgather,     // log2(n) doubling steps, through the nodes' leaders where nodes hold L >= 2
+                                   // ranks (recursive_halving_blockwise.h)
   kDirectBroadcast,                // the root's data in one round (direct_broadcast.h)
   kChainBroadcast,                 // pipelined chain from the root (chain_broadcast.h)
   kHierarchicalBroadcast,          // chain across nodes, shared-memory rounds inside them (hierarchical_broadcast.h)

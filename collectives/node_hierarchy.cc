@@ -79,6 +79,10 @@ std::unique_ptr<NodeHierarchy> NodeHierarchy::build(MPI_Comm comm, MPI_Comm node
   RINGSYNC_CHECK_MPI(MPI_Allgather(&rank, 1, MPI_INT, h->nodeGlobalRanks.data(), 1, MPI_INT, node));
   h->localRankOf.resize(static_cast<std::size_t>(size));
   RINGSYNC_CHECK_MPI(MPI_Allgather(&localRank, 1, MPI_INT, h->localRankOf.data(), 1, MPI_INT, comm));
+  int leaderIndex = h->nodeIndex;  // local rank 0's, told to the node, then to every rank
+  RINGSYNC_CHECK_MPI(MPI_Bcast(&leaderIndex, 1, MPI_INT, 0, node));
+  h->leaderIndexOf.resize(static_cast<std::size_t>(size));
+  RINGSYNC_CHECK_MPI(MPI_Allgather(&leaderIndex, 1, MPI_INT, h->leaderIndexOf.data(), 1, MPI_INT, comm));
   h->nodeRounds = std::move(nodeRounds);
   h->crossRounds = std::make_unique<RoundTransport>(h->crossComm, h->nodeIndex, h->nodes, RoundCapacity{});
   h->crossScratch.reserve(static_cast<std::size_t>(ring.depth) * ring.segmentBytes);

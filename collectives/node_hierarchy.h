@@ -57,6 +57,8 @@ class NodeHierarchy {
   std::vector<int> crossGlobalRanks;            // crossComm rank -> rank in the parent communicator
   std::vector<int> nodeGlobalRanks;             // nodeComm rank -> rank in the parent communicator
   std::vector<int> localRankOf;                 // rank in the parent communicator -> its local rank
+  std::vector<int> leaderIndexOf;               // rank in the parent communicator -> its node's index among the
+                                                // leaders (local rank 0's crossComm rank)
 
  private:
   NodeHierarchy() = default;

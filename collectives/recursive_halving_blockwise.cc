@@ -1,13 +1,14 @@
 #include "recursive_halving_blockwise.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "another_algorithm_watch.h"
-#include "block_groups.h"
 #include "butterfly.h"
 #include "node_hierarchy.h"
+#include "node_leader.h"
 #include "reduce_kernels.h"
 
 namespace ringsync::detail {
@@ -15,6 +16,10 @@ namespace {
 
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
+}
+
+void copyBytesIfAny(std::byte* target, const void* source, std::size_t bytes) {
+  if (bytes > 0 && target != source) std::memcpy(target, source, bytes);
 }
 
 // One butterfly across all ranks.
@@ -41,89 +46,106 @@ Butterfly crossButterfly(AlgorithmContext& context, CallSummary& summary) {
                    *context.pieceScratch, context.header, summary, context.deadline);
 }
 
-// Reduce-scatter across nodes: the node round hands each local peer m the N blocks of its group
-// (block_groups.h), so that this rank sums its own group's N blocks over the node, in local-rank
-// order; the butterfly among local rank m of every node then reduce-scatters those node sums.
-void reduceScatterAcrossNodes(AlgorithmContext& context, const Call& call, ReduceOp op, int divisor,
-                              bool* nodeRoundOpen) {
-  NodeHierarchy& h = *context.hierarchy;
-  const BlockGroups groups(h);
-  const int L = h.localSize, N = h.nodes, me = h.localRank;
-  const std::size_t es = call.elementBytes(), blockBytes = call.blockBytes();
-  std::vector<PayloadPiece> pieces;
-  pieces.reserve(static_cast<std::size_t>((L - 1) * N));
-  for (int m = 0; m < L; ++m)
-    if (m != me)
-      for (int j = 0; j < N; ++j)
-        pieces.push_back({at(call.send, static_cast<std::size_t>(groups.block(m, j)) * call.count, es), blockBytes});
-  PeerNames names(context.deadline);
-  names.use(h.nodeGlobalRanks);
-  RoundTransport& round = *h.nodeRounds;
-  round.begin(context.header, pieces.data(), pieces.size());
-  *nodeRoundOpen = true;
-  round.complete(context.deadline);
-  CallSummary summary = nodeSummary(h);
-  Butterfly butterfly = crossButterfly(context, summary);
-  // The node sums, outside the butterfly's working copy (it copies its input there first); the
-  // cross-node scratch, as no ring runs across the nodes in this call.
-  ScratchBuffer& nodeSums = h.crossScratch;
-  nodeSums.reserve(static_cast<std::size_t>(N) * blockBytes);
-  if (!summary.disagrees()) {
-    const std::size_t peerBytes = static_cast<std::size_t>((L - 1) * N) * blockBytes;
-    round.requirePayloadBytes([&](int) { return peerBytes; });
-    for (int j = 0; j < N; ++j) {
-      std::byte* target = nodeSums.data() + static_cast<std::size_t>(j) * blockBytes;
-      auto contribution = [&](int m) -> const void* {
-        if (m == me) return at(call.send, static_cast<std::size_t>(groups.block(me, j)) * call.count, es);
-        // m's payload skips m's own group: this rank's group is its (me - (me > m)) -th.
-        const auto slot = static_cast<std::size_t>((me - (me > m ? 1 : 0)) * N + j);
-        return round.payload(m) + slot * blockBytes;
-      };
-      reduceElements(target, contribution(0), contribution(1), call.count, call.type, op);
-      for (int m = 2; m < L; ++m) reduceElements(target, target, contribution(m), call.count, call.type, op);
-    }
-  }
-  names.use(h.crossGlobalRanks);
-  butterfly.guarded([&] { butterfly.reduceScatter(nodeSums.data(), call.recv, call.count, call.type, op, divisor); });
-  *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
-  raiseOnDisagreement(context, summary);
+// Through the node's leader (local rank 0), as Open MPI's HAN does: one node round hands the leader
+// every local rank's input, the leaders alone run the butterfly among the nodes over each node's L
+// blocks, and a second node round hands the node its result (node_leader.h). The leaders' array
+// holds the blocks node by node (the leaders' order), local rank by local rank inside a node.
+// *roundsOpen: the node rounds this rank has begun and would take back.
+std::size_t leaderOffset(const NodeHierarchy& h, int rank, std::size_t blockBytes) {
+  const auto g = static_cast<std::size_t>(rank);
+  return static_cast<std::size_t>(h.leaderIndexOf[g] * h.localSize + h.localRankOf[g]) * blockBytes;
 }
 
-// All-gather across nodes: the node round carries only the calls (for the butterfly's summary);
-// each local rank gathers its group (its block of every node) across the nodes, then a second node
-// round spreads the groups. (Sending the node's L blocks across from every local rank instead, with
-// no second round, was slower at every size measured: 32.0 against 24.5 us at 4 KiB on 2 hosts x 2
-// ranks at 2 Gbit/s, 70.8 against 36.1 at 16 KiB; bench/RESULTS.md section 16.16.)
-void allgatherAcrossNodes(AlgorithmContext& context, const Call& call, bool* nodeRoundOpen) {
+void allgatherThroughLeader(AlgorithmContext& context, const Call& call, int* roundsOpen) {
   NodeHierarchy& h = *context.hierarchy;
-  const BlockGroups groups(h);
-  const int L = h.localSize, N = h.nodes;
-  const std::size_t es = call.elementBytes(), blockBytes = call.blockBytes();
-  PeerNames names(context.deadline);
-  names.use(h.nodeGlobalRanks);
+  const int L = h.localSize, n = context.size;
+  const std::size_t blockBytes = call.blockBytes(), nodeBytes = static_cast<std::size_t>(L) * blockBytes;
+  const std::size_t arrayBytes = static_cast<std::size_t>(n) * blockBytes;
   RoundTransport& round = *h.nodeRounds;
-  round.begin(context.header, nullptr, 0);
-  *nodeRoundOpen = true;
-  round.complete(context.deadline);
+  {
+    PeerNames names(context.deadline);
+    names.use(h.nodeGlobalRanks);
+    const PayloadPiece own{call.send, blockBytes};
+    round.begin(context.header, &own, 1);
+    *roundsOpen = 1;
+    round.complete(context.deadline);
+  }
   CallSummary summary = nodeSummary(h);
-  Butterfly butterfly = crossButterfly(context, summary);
-  // What the butterfly gathers, outside its working copy: the cross-node scratch, as no ring runs
-  // across the nodes in this call.
-  const std::size_t groupBytes = static_cast<std::size_t>(N) * blockBytes;
-  ScratchBuffer& gathered = h.crossScratch;
-  gathered.reserve(groupBytes);
-  names.use(h.crossGlobalRanks);
-  butterfly.guarded([&] { butterfly.allgather(call.send, gathered.data(), call.count, call.type); });
-  *nodeRoundOpen = false;  // every rank passed its node round: the butterfly carried every rank's call
-  raiseOnDisagreement(context, summary);
-  names.use(h.nodeGlobalRanks);
-  round.run(context.header, gathered.data(), groupBytes, context.deadline);
-  round.requirePayloadBytes([&](int) { return groupBytes; });
-  for (int m = 0; m < L; ++m)
-    for (int j = 0; j < N; ++j)
-      if (blockBytes > 0)
-        std::memcpy(at(call.recv, static_cast<std::size_t>(groups.block(m, j)) * call.count, es),
-                    round.payload(m) + static_cast<std::size_t>(j) * blockBytes, blockBytes);
+  const bool nodeAgreed = !summary.disagrees();
+  LeaderResult result;
+  if (h.localRank == 0) {
+    std::byte* array = leaderResultSpace(h, arrayBytes, nodeBytes);
+    std::byte* nodeBlocks = array + arrayBytes;
+    if (nodeAgreed) {
+      round.requirePayloadBytes([&](int) { return blockBytes; });
+      for (int m = 0; m < L; ++m)
+        copyBytesIfAny(nodeBlocks + static_cast<std::size_t>(m) * blockBytes, m == 0 ? call.send : round.payload(m),
+                       blockBytes);
+    }
+    Butterfly butterfly = crossButterfly(context, summary);
+    PeerNames names(context.deadline);
+    names.use(h.crossGlobalRanks);
+    butterfly.guarded(
+        [&] { butterfly.allgather(nodeBlocks, array, static_cast<std::size_t>(L) * call.count, call.type); });
+    *roundsOpen = 0;  // every leader passed its node round: the butterfly carried every rank's call
+    result = handResultToNode(context, summary, nodeAgreed, arrayBytes);
+  } else {
+    result = resultFromLeader(context, summary, arrayBytes, roundsOpen);
+  }
+  raiseOnDisagreement(context, result.summary);
+  for (int g = 0; g < n; ++g)
+    copyBytesIfAny(at(call.recv, static_cast<std::size_t>(g) * call.count, call.elementBytes()),
+                   result.data + leaderOffset(h, g, blockBytes), blockBytes);
+}
+
+void reduceScatterThroughLeader(AlgorithmContext& context, const Call& call, ReduceOp op, int divisor,
+                                int* roundsOpen) {
+  NodeHierarchy& h = *context.hierarchy;
+  const int L = h.localSize, n = context.size;
+  const std::size_t blockBytes = call.blockBytes(), nodeBytes = static_cast<std::size_t>(L) * blockBytes;
+  const std::size_t arrayBytes = static_cast<std::size_t>(n) * blockBytes;
+  RoundTransport& round = *h.nodeRounds;
+  const bool leader = h.localRank == 0;
+  {
+    PeerNames names(context.deadline);
+    names.use(h.nodeGlobalRanks);
+    const PayloadPiece own{call.send, arrayBytes};
+    round.begin(context.header, &own, leader ? 0 : 1);  // the leader reads the others' inputs
+    *roundsOpen = 1;
+    round.complete(context.deadline);
+  }
+  CallSummary summary = nodeSummary(h);
+  const bool nodeAgreed = !summary.disagrees();
+  LeaderResult result;
+  if (leader) {
+    std::byte* reduced = leaderResultSpace(h, nodeBytes, arrayBytes);
+    std::byte* nodeSum = reduced + nodeBytes;  // the node's sum in the leaders' order
+    if (nodeAgreed) {
+      round.requirePayloadBytes([&](int m) { return m == 0 ? 0 : arrayBytes; });
+      for (int g = 0; g < n; ++g) {  // local ranks in order: every node reduces the same way
+        std::byte* target = nodeSum + leaderOffset(h, g, blockBytes);
+        const std::size_t offset = static_cast<std::size_t>(g) * blockBytes;
+        const void* acc = at(call.send, static_cast<std::size_t>(g) * call.count, call.elementBytes());
+        for (int m = 1; m < L; ++m) {
+          reduceElements(target, acc, round.payload(m) + offset, call.count, call.type, op);
+          acc = target;
+        }
+      }
+    }
+    Butterfly butterfly = crossButterfly(context, summary);
+    PeerNames names(context.deadline);
+    names.use(h.crossGlobalRanks);
+    butterfly.guarded([&] {
+      butterfly.reduceScatter(nodeSum, reduced, static_cast<std::size_t>(L) * call.count, call.type, op, divisor);
+    });
+    *roundsOpen = 0;  // every leader passed its node round: the butterfly carried every rank's call
+    result = handResultToNode(context, summary, nodeAgreed, nodeBytes);
+  } else {
+    result = resultFromLeader(context, summary, nodeBytes, roundsOpen);
+  }
+  raiseOnDisagreement(context, result.summary);
+  copyBytesIfAny(static_cast<std::byte*>(call.recv), result.data + static_cast<std::size_t>(h.localRank) * blockBytes,
+                 blockBytes);
 }
 
 // Under the watch for a peer that took another algorithm; across the nodes' shared memory when the
@@ -141,18 +163,18 @@ void runHalf(AlgorithmContext& context, const Call& call, AcrossNodes&& acrossNo
   // (this algorithm's, the hierarchical Rabenseifner's or recursive doubling's), waiting for this
   // rank to join it: only a round on the whole communicator brings it out (its watch looks for one).
   if (h != nullptr && !throughNodes) fingerprintRound(context);
-  bool nodeRoundOpen = false;
+  int nodeRoundsOpen = 0;
   try {
     AnotherAlgorithmWatch watch(context);
     if (throughNodes) {
-      acrossNodes(&nodeRoundOpen);
+      acrossNodes(&nodeRoundsOpen);
     } else {
       acrossAllRanks(context, acrossAll);
     }
   } catch (const PeerTookAnotherAlgorithm&) {
     // The node peers that read the round are abandoning it too; a peer that took the other
     // algorithm never will: number the next round alike everywhere.
-    if (nodeRoundOpen) h->nodeRounds->withdrawSharedRound();
+    for (; nodeRoundsOpen > 0; --nodeRoundsOpen) h->nodeRounds->withdrawSharedRound();
     joinTheirRound(context);
   }
 }
@@ -160,22 +182,24 @@ void runHalf(AlgorithmContext& context, const Call& call, AcrossNodes&& acrossNo
 }  // namespace
 
 std::size_t halvesNodeRoundBytes(CollectiveKind kind, std::size_t blockBytes, int localSize, int nodes) {
-  const auto L = static_cast<std::size_t>(localSize), N = static_cast<std::size_t>(nodes);
-  if (kind == CollectiveKind::kReduceScatter) return (L - 1) * N * blockBytes;
-  return N * blockBytes;
+  const std::size_t arrayBytes = static_cast<std::size_t>(localSize) * static_cast<std::size_t>(nodes) * blockBytes;
+  // The reduce-scatter's first round (a local rank's whole input) is larger than its second (the
+  // summary and the node's L blocks); the all-gather's second carries the summary and the array.
+  if (kind == CollectiveKind::kReduceScatter) return std::max(arrayBytes, sizeof(CallSummary) + arrayBytes / nodes);
+  return sizeof(CallSummary) + arrayBytes;
 }
 
 void recursiveHalvingReduceScatter(AlgorithmContext& context, const Call& call) {
   const ReduceOp op = call.op == ReduceOp::kAvg ? ReduceOp::kSum : call.op;
   const int divisor = call.op == ReduceOp::kAvg ? context.size : 1;
   runHalf(
-      context, call, [&](bool* open) { reduceScatterAcrossNodes(context, call, op, divisor, open); },
+      context, call, [&](int* open) { reduceScatterThroughLeader(context, call, op, divisor, open); },
       [&](Butterfly& butterfly) { butterfly.reduceScatter(call.send, call.recv, call.count, call.type, op, divisor); });
 }
 
 void recursiveDoublingAllgather(AlgorithmContext& context, const Call& call) {
   runHalf(
-      context, call, [&](bool* open) { allgatherAcrossNodes(context, call, open); },
+      context, call, [&](int* open) { allgatherThroughLeader(context, call, open); },
       [&](Butterfly& butterfly) { butterfly.allgather(call.send, call.recv, call.count, call.type); });
 }
 

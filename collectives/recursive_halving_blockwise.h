@@ -13,21 +13,25 @@
 // the ring's (n-1)/n, in log2 latencies instead of n-1.
 //
 // Where the nodes hold L >= 2 ranks (N nodes) and a node round takes the call
-// (halvesNodeRoundBytes), the node's shared memory first and the butterfly among the nodes, one
-// per local rank, as Rabenseifner's all-reduce does (rabenseifner_allreduce.h):
+// (halvesNodeRoundBytes), through the node's leader (local rank 0; node_leader.h), as Open MPI's
+// HAN does: only the leaders cross the network, one message per node and step:
 //
-//   reduce-scatter  one node round hands each local rank its group's N blocks from every local
-//                   peer (block_groups.h); it sums them, then recursive halving among the N nodes:
-//                   one node round and log2 N latencies, (N-1)/N of a group across per rank
-//   all-gather      one node round of the calls, recursive doubling of the own block among the N
-//                   nodes (the rank's group), a second node round spreads the groups: two node
-//                   rounds and log2 N latencies, (N-1)/N of a group across per rank
+//   reduce-scatter  one node round hands the leader every local rank's input; it sums the node's
+//                   copies, recursive halving among the N leaders over the node's L blocks, and a
+//                   second node round hands each local rank its block
+//   all-gather      one node round hands the leader the node's L blocks, recursive doubling among
+//                   the leaders, and a second node round hands every local rank the whole array
 //
-// For small arrays across nodes: no fingerprint round across the nodes first (the hierarchical
-// versions' first round, one latency across), no ring; elsewhere one butterfly across all ranks.
+// Two node rounds and log2 N latencies; (N-1)/N of the array crosses per node each way. Against
+// one butterfly per local rank (each carrying its group of blocks) 1.3-1.6x faster at 2-8 KiB
+// arrays on 2 hosts x 2 ranks, and against the whole array's all-reduce 1.4x at 32 B-1 KiB (RESULTS
+// section 16.19). For small arrays across nodes: no fingerprint round across the nodes first (the
+// hierarchical versions' first round, one latency across), no ring; elsewhere one butterfly across
+// all ranks.
 //
 // Checked as Rabenseifner's all-reduce is: every message carries the call summary in recursive
-// doubling's format and partner order (across nodes, the summary of the node's round); the output
+// doubling's format and partner order (across nodes, the summary of the node's round; the others
+// get the leaders' verdict in the second node round, node_leader.h); the output
 // is written only once every rank holds every rank's call (the all-gather gathers into working
 // memory, then copies), so a disagreement raises MismatchError on every rank with the output
 // untouched. A flat butterfly where the nodes hold L >= 2 ranks (forced, or a call too large for a

@@ -16,8 +16,9 @@ inline constexpr std::size_t kAcrossTwoRanksWholeChunkFromBytes = 192 * 1024;
 inline constexpr std::size_t kAcrossTwoRanksWholeChunkUpToBytes = 400 * 1024;
 
 // Recursive doubling across nodes of L ranks each: while L x the message's bytes stay below this,
-// every local rank sends the whole message across (no second node round); from it each sends its
-// 1/L chunk (RESULTS section 13, "Which local ranks send what").
+// the node's leader alone sends the whole message across (node_leader.h); from it each local rank
+// sends its 1/L chunk (RESULTS section 13, "Which local ranks send what", where every local rank
+// sent the whole message below it; section 16.19: the leader alone, 1.5-2.1x faster at 8 B-8 KiB).
 inline constexpr std::size_t kAcrossNodesShardFromBytes = 32 * 1024;
 
 }  // namespace ringsync::detail

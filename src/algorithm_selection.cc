@@ -151,7 +151,7 @@ const char* doublingReason(HierarchyBlocker blocker) {
   switch (blocker) {
     case HierarchyBlocker::kNone:
       return "small/mid message across nodes: reduce in the node through shared memory, recursive doubling across "
-             "nodes (log2 N latencies, fingerprints on the messages)";
+             "nodes (log2 N latencies, fingerprints on the messages; the nodes' leaders alone below the shard size)";
     case HierarchyBlocker::kOneRankPerNode:
       return "small/mid message across nodes, one rank per node: recursive doubling across all ranks (log2 n "
              "latencies)";
@@ -335,16 +335,13 @@ Selection chooseBlockwise(const SelectionInputs& in) {
   // hierarchical versions: pipelined pieces. (The round sends every block to every peer across.)
   // With one rank per node the round stays while it fits: its n-1 messages go out at once.
   const std::size_t arrayBytes = blockBytes * static_cast<std::size_t>(in.size);
-  if (hierarchyBuilt && arrayBytes <= kWholeAllreduceUpToBytes && doublingFits(in, arrayBytes))
-    return {reduceScatter ? AlgorithmId::kWholeAllreduceReduceScatter : AlgorithmId::kWholeAllreduceAllgather,
-            "tiny array across nodes: the whole array all-reduced by recursive doubling (one exchange across)"};
   if (hierarchyBuilt && arrayBytes <= kHalvesThroughNodesUpToBytes && in.doublingMembers > 1 &&
       halvesNodeRoundBytes(in.kind, blockBytes, in.size / in.doublingMembers, in.doublingMembers) <=
           in.nodeRoundPayloadBytes)
     return {butterfly, reduceScatter ? "small array across nodes: the node's shared memory, then recursive halving "
-                                       "among the nodes (log2 N latencies)"
+                                       "among the nodes' leaders (log2 N latencies)"
                                      : "small array across nodes: the node's shared memory, then recursive doubling "
-                                       "among the nodes (log2 N latencies)"};
+                                       "among the nodes' leaders (log2 N latencies)"};
   if (hierarchyBuilt)
     return {hierarchical, "across nodes, L ranks per node: shared memory inside the nodes, the ring across them"};
   if (roundFits) return {round, "small blocks: one round (latency 1 alpha)"};

@@ -44,12 +44,11 @@ inline constexpr std::size_t kAcrossTwoRanksDoublingBytes = 160 * 1024;
 inline constexpr std::size_t kHierarchicalBroadcastFromBytes = 512 * 1024;
 
 // Reduce-scatter and all-gather across nodes of L >= 2 ranks, by the whole array's bytes: up to
-// kWholeAllreduceUpToBytes the whole array all-reduced by recursive doubling (one node round, one
-// exchange across: 2-3 us ahead at 32-512 B), then up to kHalvesThroughNodesUpToBytes the halves
-// through the nodes (a group across, no fingerprint round across: 24-36 us against 33-71 at 4-16
-// KiB), then the hierarchical versions' pipelined pieces (level with the halves at 32-64 KiB, both
-// at the link). 2 hosts x 2 ranks, 2 Gbit/s (RESULTS section 16.16).
-inline constexpr std::size_t kWholeAllreduceUpToBytes = 1024;
+// kHalvesThroughNodesUpToBytes the halves through the nodes' leaders (no fingerprint round across,
+// one rank per node on the network: 18-34 us at 32 B-16 KiB where the whole array's all-reduce took
+// 26-34 us up to 1 KiB and one butterfly per local rank 30-39 us; RESULTS section 16.19), then the
+// hierarchical versions' pipelined pieces (level with the halves at 32-64 KiB, both at the link).
+// 2 hosts x 2 ranks, 2 Gbit/s (RESULTS sections 16.16, 16.19).
 inline constexpr std::size_t kHalvesThroughNodesUpToBytes = 64 * 1024;
 
 // The most forced recursive doubling takes: each step sends the whole part (a bound on its

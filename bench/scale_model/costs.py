@@ -289,9 +289,10 @@ def t_hierarchical(N: int, L: int, S: float, p: Params) -> float:
 
 def t_recursive_doubling(N: int, L: int, S: float, p: Params, shard_from: float = SHARD_FROM) -> float:
     """recursive_doubling_allreduce.cc. With a hierarchy (L >= 2 on every node): a node round
-    carrying every rank's S, each local rank reduces its part (S/L when L·S >= 32 KiB, else all of
-    S) over the L copies, recursive doubling among the N nodes over that part (the L doublings
-    share the node's link: L·part bytes per step), then a second node round gathers the parts
+    carrying every rank's S; when L·S >= 32 KiB each local rank reduces its part S/L over the L
+    copies and the L doublings among the N nodes share the node's link (L·part bytes per step),
+    below it the node's leader alone reduces all of S and doubles it among the nodes' leaders
+    (node_leader.h); then a second node round gathers the parts or hands out the leader's result
     (shard_from: kAcrossNodesShardFromBytes, or another threshold to compare).
     Without one (L = 1): recursive doubling among all ranks, the payload copied in and out."""
     n = N * L
@@ -315,12 +316,8 @@ def t_recursive_doubling(N: int, L: int, S: float, p: Params, shard_from: float 
     shard = S * L >= shard_from
     part = S / L if shard else S
     t = p.alpha_shm + S * p.beta_shm + (L - 1) * part * p.gamma
-    t += recursive_doubling(N, part, p, p.alpha, L * p.beta)
-    if shard:
-        t += p.alpha_shm + part * p.beta_shm + S * p.beta_shm
-    else:
-        t += S * p.beta_shm
-    return t
+    t += recursive_doubling(N, part, p, p.alpha, (L if shard else 1) * p.beta)
+    return t + p.alpha_shm + part * p.beta_shm + S * p.beta_shm
 
 
 # ---- what ringsync lacks --------------------------------------------------------------------------

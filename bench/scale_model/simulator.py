@@ -326,11 +326,10 @@ def build(algorithm: str, N: int, L: int, S: float, p: costs.Params, tree_segmen
             end.update(node_round(sc, node_ranks, S, p, end))
             for r in node_ranks:
                 end[r] = sc.compute(r, (L - 1) * part * p.gamma, [end[r]])
-        for i in range(L):
+        for i in range(L if shard else 1):  # below the shard size the leaders (local rank 0) alone
             end.update(recursive_doubling(sc, [node * L + i for node in range(N)], part, p, end))
-        if shard:
-            for node in range(N):
-                end.update(node_round(sc, [node * L + i for i in range(L)], part, p, end))
+        for node in range(N):  # the parts gathered, or the leader's result handed out
+            end.update(node_round(sc, [node * L + i for i in range(L)], part, p, end))
         end = {r: sc.compute(r, S * p.beta_shm, [end[r]]) for r in ranks}
     elif algorithm == "rabenseifner" and L == 1:
         end = start

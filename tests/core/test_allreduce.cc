@@ -202,10 +202,11 @@ TEST_CASE("selection: Rabenseifner and its halves among 4 or more butterfly memb
   REQUIRE(choose(CollectiveKind::kReduceScatter, block, 4, 2) == "hierarchical");
   REQUIRE(choose(CollectiveKind::kAllgather, block, 7, 1, single) == "ring");
   REQUIRE(choose(CollectiveKind::kAllgather, 1024, 8, 1, single) == "direct");
-  // Tiny arrays across nodes of 2 (up to 1 KiB): the whole array all-reduced; then the halves
-  // through the nodes up to 64 KiB of array.
-  REQUIRE(choose(CollectiveKind::kReduceScatter, 128, 4, 2) == "whole_allreduce");
-  REQUIRE(choose(CollectiveKind::kAllgather, 128, 4, 2) == "whole_allreduce");
+  // Small arrays across nodes of 2: the halves through the nodes' leaders up to 64 KiB of array.
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 4, 4, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 4, 4, 2) == "recursive_doubling");
+  REQUIRE(choose(CollectiveKind::kReduceScatter, 128, 4, 2) == "recursive_halving");
+  REQUIRE(choose(CollectiveKind::kAllgather, 128, 4, 2) == "recursive_doubling");
   REQUIRE(choose(CollectiveKind::kAllgather, 132, 4, 2) == "recursive_doubling");
   REQUIRE(choose(CollectiveKind::kReduceScatter, 1024, 4, 2) == "recursive_halving");
   REQUIRE(choose(CollectiveKind::kAllgather, 2048, 4, 2) == "recursive_doubling");

@@ -235,33 +235,32 @@ TEST_CASE("netns hierarchical: reduce-scatter and all-gather, node by node and a
   MPI_Comm_free(&interleaved);
 }
 
-// Small arrays across the hosts take the halves through the nodes (recursive_halving_blockwise.h):
-// a node round, the butterfly between the hosts (and for the all-gather a second node round); the
-// tiniest one all-reduce of the whole array. Every type and op, counts 0 to a 64 KiB array, in
-// place and not, node by node and alternately numbered.
+// Small arrays across the hosts take the halves through the nodes' leaders
+// (recursive_halving_blockwise.h): a node round to the leader, the butterfly among the leaders, a
+// second node round back. Every type and op, counts 0 to a 64 KiB array, in place and not, node by
+// node, alternately numbered and with the leaders meeting the nodes in another order than the
+// other local ranks (the blocks' places in the leaders' array).
 TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers through the nodes, exact", "[netns]") {
-  MPI_Comm interleaved = interleavedAcrossHosts();
-  for (MPI_Comm group : {MPI_COMM_WORLD, interleaved}) {
+  MPI_Comm interleaved = interleavedAcrossHosts(), crossed = crossedAcrossHosts();
+  for (MPI_Comm group : {MPI_COMM_WORLD, interleaved, crossed}) {
     Communicator comm(group, forced(Algorithm::kAuto));
-    INFO((group == interleaved ? "alternately numbered" : "node by node"));
+    INFO((group == interleaved ? "alternately numbered" : group == crossed ? "crossed" : "node by node"));
     const std::size_t counts[] = {0, 1, 3, 257, 2047};  // 2047 float64: a 64 KiB array, 16 KiB blocks
     for (DataType type : kAllDataTypes)
       for (std::size_t c = 0; c < std::size(counts); ++c) {
-        // Up to kWholeAllreduceUpToBytes of array: one all-reduce of the whole array.
-        const bool tiny = counts[c] * dataTypeSize(type) * static_cast<std::size_t>(comm.size()) <=
-                          detail::kWholeAllreduceUpToBytes;
         for (std::size_t o = 0; o < std::size(kAllReduceOps); ++o) {
           REQUIRE(exactReduceScatter(comm, type, kAllReduceOps[o], counts[c], (o + c) % 2 == 1));
-          REQUIRE(test::allRanks(comm.lastPlacement().algorithm == (tiny ? "whole_allreduce" : "recursive_halving")));
+          REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_halving"));
         }
         REQUIRE(exactAllgather(comm, type, counts[c], c % 2 == 1));
-        REQUIRE(test::allRanks(comm.lastPlacement().algorithm == (tiny ? "whole_allreduce" : "recursive_doubling")));
+        REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "recursive_doubling"));
       }
     // Past the halves' limit: the hierarchical versions.
     REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 16411, false));
     REQUIRE(test::allRanks(comm.lastPlacement().algorithm == "hierarchical"));
   }
   MPI_Comm_free(&interleaved);
+  MPI_Comm_free(&crossed);
 }
 
 // The last rank makes another call than the others, where the halves meet the hierarchical
@@ -270,7 +269,7 @@ TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers through the
 TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers, a mismatch raises on every rank",
           "[netns][faults]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
-  const int n = comm.size(), odd = n - 1;
+  const int n = comm.size();
   enum class Call { kReduceScatter, kAllgather, kAllreduce };
   struct Case {
     const char* name;
@@ -279,36 +278,40 @@ TEST_CASE("netns hierarchical: small reduce-scatters and all-gathers, a mismatch
     Call oddCall;
     std::size_t oddCount;
   };
-  // 128 floats a block: a 2 KiB array (the halves); 64: 1 KiB (the whole array's all-reduce).
+  // 128 floats a block: a 2 KiB array, 64: 1 KiB (both the halves through the nodes' leaders); the
+  // all-reduce of 128 floats: the leaders' recursive doubling.
   const Case cases[] = {
       {"all-gather against reduce-scatter, both halves", Call::kReduceScatter, 128, Call::kAllgather, 128},
       {"reduce-scatter count, the odd rank hierarchical", Call::kReduceScatter, 128, Call::kReduceScatter, 20011},
       {"reduce-scatter count, the others hierarchical", Call::kReduceScatter, 20011, Call::kReduceScatter, 128},
-      {"reduce-scatter count, the odd rank the whole array's", Call::kReduceScatter, 128, Call::kReduceScatter, 64},
+      {"reduce-scatter count, both halves", Call::kReduceScatter, 128, Call::kReduceScatter, 64},
       {"all-gather count, both halves", Call::kAllgather, 128, Call::kAllgather, 2047},
       {"all-gather count, the odd rank hierarchical", Call::kAllgather, 128, Call::kAllgather, 20011},
-      {"all-gather count, the others the whole array's", Call::kAllgather, 64, Call::kAllgather, 128},
+      {"all-gather count, both halves, smaller", Call::kAllgather, 64, Call::kAllgather, 128},
       {"all-reduce (recursive doubling) against reduce-scatter", Call::kReduceScatter, 128, Call::kAllreduce, 128},
   };
   const auto un = static_cast<std::size_t>(n);
-  for (const Case& c : cases) {
-    const bool isOdd = comm.rank() == odd;
-    const Call call = isOdd ? c.oddCall : c.usual;
-    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
-    std::vector<float> in(20011 * un, 1.0f), out(20011 * un, -2.0f);
-    std::string what;
-    try {
-      if (call == Call::kReduceScatter)
-        comm.reduceScatter(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
-      if (call == Call::kAllgather) comm.allgather(in.data(), out.data(), count, DataType::kFloat32);
-      if (call == Call::kAllreduce) comm.allreduce(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
-    } catch (const MismatchError& error) {
-      what = error.what();
+  // The odd rank: the second host's last (not its leader), then its first (its leader).
+  for (const int odd : {n - 1, n / 2})
+    for (const Case& c : cases) {
+      INFO("odd rank " << odd);
+      const bool isOdd = comm.rank() == odd;
+      const Call call = isOdd ? c.oddCall : c.usual;
+      const std::size_t count = isOdd ? c.oddCount : c.usualCount;
+      std::vector<float> in(20011 * un, 1.0f), out(20011 * un, -2.0f);
+      std::string what;
+      try {
+        if (call == Call::kReduceScatter)
+          comm.reduceScatter(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
+        if (call == Call::kAllgather) comm.allgather(in.data(), out.data(), count, DataType::kFloat32);
+        if (call == Call::kAllreduce) comm.allreduce(in.data(), out.data(), count, DataType::kFloat32, ReduceOp::kSum);
+      } catch (const MismatchError& error) {
+        what = error.what();
+      }
+      INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+      REQUIRE(test::allRanks(what.find("rank " + std::to_string(odd) + " called") != std::string::npos));
+      REQUIRE(test::allRanks(std::all_of(out.begin(), out.end(), [](float x) { return x == -2.0f; })));
+      REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 128, false));
+      REQUIRE(exactAllgather(comm, DataType::kFloat32, 20011, false));
     }
-    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
-    REQUIRE(test::allRanks(what.find("rank " + std::to_string(odd) + " called") != std::string::npos));
-    REQUIRE(test::allRanks(std::all_of(out.begin(), out.end(), [](float x) { return x == -2.0f; })));
-    REQUIRE(exactReduceScatter(comm, DataType::kFloat32, ReduceOp::kSum, 128, false));
-    REQUIRE(exactAllgather(comm, DataType::kFloat32, 20011, false));
-  }
 }

@@ -36,7 +36,7 @@ TEST_CASE("netns doubling: exact for every op and type, counts 0, 1, odd and aro
   const std::size_t n = static_cast<std::size_t>(comm.size());
   for (DataType type :
        {DataType::kFloat32, DataType::kInt32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
-    // Below: every local rank sends the whole message (2 hosts: n / 2 ranks per host).
+    // Below: the node's leader alone sends the whole message (2 hosts: n / 2 ranks per host).
     const std::size_t shard = detail::kAcrossNodesShardFromBytes /
                               (std::max<std::size_t>(n / 2, 1) * dataTypeSize(type));
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProd}) {
@@ -62,11 +62,15 @@ TEST_CASE("netns doubling: chosen automatically up to its limit, not above", "[n
   REQUIRE(comm.lastPlacement().algorithm == (comm.localSize() > 1 ? "hierarchical" : "ring"));
 }
 
+// The odd rank is the second host's last rank (not its leader) and then its first (its leader,
+// local rank 0, which alone crosses the network for messages below the shard size; the sharded
+// doubling has every local rank cross).
 TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on every rank", "[netns][faults]") {
   Communicator comm(MPI_COMM_WORLD, forced(Algorithm::kAuto));
   const int n = comm.size();
-  const int odd = n - 1;  // on the second host
   const std::size_t largest = largestDoublingCount(comm);
+  // Sharded from this many floats (kAcrossNodesShardFromBytes: L x the message's bytes).
+  const std::size_t sharded = detail::kAcrossNodesShardFromBytes / (4 * static_cast<std::size_t>(n / 2)) + 7;
   struct Case {
     const char* name;
     std::size_t usualCount, oddCount;
@@ -78,29 +82,36 @@ TEST_CASE("netns doubling: a mismatch raises MismatchError naming both calls on 
       {"op, both recursive doubling", 1001, 1001, ReduceOp::kMax, false},
       {"count, the odd rank above the limit", 1001, largest + 1, ReduceOp::kSum, false},
       {"count, the others above the limit", largest + 1, 1001, ReduceOp::kSum, false},
+      {"count, the odd rank sharded", 1001, sharded, ReduceOp::kSum, false},
+      {"count, the others sharded", sharded, 1001, ReduceOp::kSum, false},
+      {"op, both sharded", sharded, sharded, ReduceOp::kMin, false},
       {"broadcast against all-reduce", 1001, 1001, ReduceOp::kSum, true},
   };
-  for (const Case& c : cases) {
-    const bool isOdd = comm.rank() == odd;
-    const std::size_t count = isOdd ? c.oddCount : c.usualCount;
-    std::vector<float> data(largest + 1, 1.0f);
-    std::string what;
-    try {
-      if (isOdd && c.oddBroadcasts) {
-        comm.broadcast(data.data(), count, DataType::kFloat32, 0);
-      } else {
-        comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, isOdd ? c.oddOp : ReduceOp::kSum);
+  std::vector<int> odds{n - 1};
+  if (n / 2 != n - 1) odds.push_back(n / 2);
+  for (const int odd : odds)
+    for (const Case& c : cases) {
+      INFO("odd rank " << odd);
+      const bool isOdd = comm.rank() == odd;
+      const std::size_t count = isOdd ? c.oddCount : c.usualCount;
+      std::vector<float> data(largest + 1, 1.0f);
+      std::string what;
+      try {
+        if (isOdd && c.oddBroadcasts) {
+          comm.broadcast(data.data(), count, DataType::kFloat32, 0);
+        } else {
+          comm.allreduce(data.data(), data.data(), count, DataType::kFloat32, isOdd ? c.oddOp : ReduceOp::kSum);
+        }
+      } catch (const MismatchError& error) {
+        what = error.what();
       }
-    } catch (const MismatchError& error) {
-      what = error.what();
+      INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
+      REQUIRE(mismatchNamesBoth(what, odd, c.usualCount));
+      bool untouched = true;
+      for (float x : data) untouched = untouched && x == 1.0f;
+      REQUIRE(test::allRanks(untouched));
+      // Still in step: both algorithms work exactly afterwards.
+      REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, true));
+      REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, largest + 1, false));
     }
-    INFO(c.name << ", rank " << comm.rank() << ": " << (what.empty() ? std::string("no MismatchError") : what));
-    REQUIRE(mismatchNamesBoth(what, odd, c.usualCount));
-    bool untouched = true;
-    for (float x : data) untouched = untouched && x == 1.0f;
-    REQUIRE(test::allRanks(untouched));
-    // Still in step: both algorithms work exactly afterwards.
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, 1001, true));
-    REQUIRE(exactAllreduce(comm, DataType::kFloat32, ReduceOp::kSum, largest + 1, false));
-  }
 }

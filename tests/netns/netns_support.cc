@@ -34,6 +34,14 @@ MPI_Comm interleavedAcrossHosts() {
   return interleaved;
 }
 
+MPI_Comm crossedAcrossHosts() {
+  const int local = localRankOnHost(), host = hostIndex();  // two hosts
+  const int key = local * 2 + (local % 2 == 1 ? 1 - host : host);
+  MPI_Comm crossed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, key, &crossed);
+  return crossed;
+}
+
 Options forced(Algorithm algorithm) {
   Options options = Options::fromEnvironment();
   options.algorithm = algorithm;

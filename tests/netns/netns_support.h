@@ -21,6 +21,9 @@ int localRankOnHost();
 // MPI_COMM_WORLD renumbered host 0's first rank, host 1's first, host 0's second, host 1's
 // second: ranks that are not numbered node by node. The caller frees it.
 MPI_Comm interleavedAcrossHosts();
+// Local rank by local rank too, but the odd local ranks take the hosts in reverse order: the
+// ranks with local rank 1 meet the nodes in another order than the leaders (local rank 0) do.
+MPI_Comm crossedAcrossHosts();
 
 // The environment's options with `algorithm` forced.
 Options forced(Algorithm algorithm);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "another_algorithm_watch.h"
 #include "butterfly.h"
@@ -56,20 +55,24 @@ std::size_t leaderOffset(const NodeHierarchy& h, int rank, std::size_t blockByte
   return static_cast<std::size_t>(h.leaderIndexOf[g] * h.localSize + h.localRankOf[g]) * blockBytes;
 }
 
+// The call's first node round: this rank's input to the node's leader (pieces 0: the leader of a
+// reduce-scatter publishes nothing, it reads the others' inputs).
+void firstNodeRound(AlgorithmContext& context, const PayloadPiece& input, std::size_t pieces, int* roundsOpen) {
+  NodeHierarchy& h = *context.hierarchy;
+  PeerNames names(context.deadline);
+  names.use(h.nodeGlobalRanks);
+  h.nodeRounds->begin(context.header, &input, pieces);
+  *roundsOpen = 1;
+  h.nodeRounds->complete(context.deadline);
+}
+
 void allgatherThroughLeader(AlgorithmContext& context, const Call& call, int* roundsOpen) {
   NodeHierarchy& h = *context.hierarchy;
   const int L = h.localSize, n = context.size;
   const std::size_t blockBytes = call.blockBytes(), nodeBytes = static_cast<std::size_t>(L) * blockBytes;
   const std::size_t arrayBytes = static_cast<std::size_t>(n) * blockBytes;
   RoundTransport& round = *h.nodeRounds;
-  {
-    PeerNames names(context.deadline);
-    names.use(h.nodeGlobalRanks);
-    const PayloadPiece own{call.send, blockBytes};
-    round.begin(context.header, &own, 1);
-    *roundsOpen = 1;
-    round.complete(context.deadline);
-  }
+  firstNodeRound(context, {call.send, blockBytes}, 1, roundsOpen);
   CallSummary summary = nodeSummary(h);
   const bool nodeAgreed = !summary.disagrees();
   LeaderResult result;
@@ -106,14 +109,7 @@ void reduceScatterThroughLeader(AlgorithmContext& context, const Call& call, Red
   const std::size_t arrayBytes = static_cast<std::size_t>(n) * blockBytes;
   RoundTransport& round = *h.nodeRounds;
   const bool leader = h.localRank == 0;
-  {
-    PeerNames names(context.deadline);
-    names.use(h.nodeGlobalRanks);
-    const PayloadPiece own{call.send, arrayBytes};
-    round.begin(context.header, &own, leader ? 0 : 1);  // the leader reads the others' inputs
-    *roundsOpen = 1;
-    round.complete(context.deadline);
-  }
+  firstNodeRound(context, {call.send, arrayBytes}, leader ? 0 : 1, roundsOpen);
   CallSummary summary = nodeSummary(h);
   const bool nodeAgreed = !summary.disagrees();
   LeaderResult result;

@@ -23,8 +23,8 @@
 //                   the leaders, and a second node round hands every local rank the whole array
 //
 // Two node rounds and log2 N latencies; (N-1)/N of the array crosses per node each way. Against
-// one butterfly per local rank (each carrying its group of blocks) 1.3-1.6x faster at 2-8 KiB
-// arrays on 2 hosts x 2 ranks, and against the whole array's all-reduce 1.4x at 32 B-1 KiB (RESULTS
+// one butterfly per local rank (each carrying its group of blocks) 1.2-1.7x faster at 2-8 KiB
+// arrays on 2 hosts x 2 ranks, and against the whole array's all-reduce 1.3-1.6x at 32 B-1 KiB (RESULTS
 // section 16.19). For small arrays across nodes: no fingerprint round across the nodes first (the
 // hierarchical versions' first round, one latency across), no ring; elsewhere one butterfly across
 // all ranks.

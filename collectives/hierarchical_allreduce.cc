@@ -19,14 +19,9 @@ namespace {
 // uncapped 2 MiB ahead (1 MiB messages: 1043 us against 1222-1653 with smaller pieces).
 constexpr std::size_t kPipelinePieceBytes = 2u << 20;
 
-// The most elements a piece may have: split's first round carries all but the own chunk, so
-// L/(L-1) rounds' worth, less the few elements the uneven chunks may add (at least 1).
+// The most elements a piece may have: what one split all-reduce takes through a node round.
 std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
-  const std::size_t capacity = h.nodeRounds->maxPayloadBytes() / elementBytes;
-  const std::size_t ranks = static_cast<std::size_t>(h.localSize);
-  std::size_t piece = capacity * ranks / (ranks - 1);
-  while (piece > 1 && SplitChunks(piece, h.localSize).largestGather() > capacity) --piece;
-  return std::max<std::size_t>(1, piece);
+  return splitPieceElements(h.nodeRounds->maxPayloadBytes(), h.localSize, elementBytes);
 }
 
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {

@@ -12,13 +12,9 @@
 namespace ringsync::detail {
 namespace {
 
-// The most elements a piece may have: split's round carries all but the own chunk of it.
+// The most elements a piece may have: what one split all-reduce takes through a node round.
 std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
-  const std::size_t capacity = h.nodeRounds->maxPayloadBytes() / elementBytes;
-  const auto ranks = static_cast<std::size_t>(h.localSize);
-  std::size_t piece = capacity * ranks / (ranks - 1);
-  while (piece > 1 && SplitChunks(piece, h.localSize).largestGather() > capacity) --piece;
-  return std::max<std::size_t>(1, piece);
+  return splitPieceElements(h.nodeRounds->maxPayloadBytes(), h.localSize, elementBytes);
 }
 
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {

@@ -32,6 +32,14 @@ class SplitChunks : public ChunkLayout {
   std::size_t largestGather() const { return count() - length(ranks() - 1); }
 };
 
+// The most elements one split all-reduce may take through rounds of `roundPayloadBytes` per rank
+// among `ranks` ranks: its first round carries all but the own chunk, so ranks/(ranks-1) rounds'
+// worth, less the few elements the uneven chunks may add (at least 1).
+std::size_t splitPieceElements(std::size_t roundPayloadBytes, int ranks, std::size_t elementBytes);
+
+// An array longer than one round's worth (splitPieceElements) goes piece after piece, each piece
+// the two rounds above; the first piece's first round carries the check, so nothing is written
+// into recv before it. A scattered buffer is cut the same way: its gradients stay where they lie.
 void splitAllreduce(AlgorithmContext& context, const Call& args);
 
 // splitAllreduce in its three steps, for an algorithm that works between them (the hierarchical

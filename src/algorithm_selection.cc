@@ -141,6 +141,13 @@ double halvesUpToBytes(int members, const NetworkCosts& net) {
 
 Selection chooseAutomatically(const SelectionInputs& in);
 
+// Whether the rounds go through shared memory and carry enough per rank for the round-based
+// algorithms to take a message of any length in pieces (split, and the direct reduce-scatter and
+// all-gather in slices): every rank on one node, at most kDirectMaxRanks of them.
+bool roundsServePieces(const SelectionInputs& in) {
+  return in.sharedMemoryRounds && in.size > 1 && in.roundPayloadBytes >= kRoundPiecesFromBytes;
+}
+
 // Whether recursive doubling can take the message: with a hierarchy the node round carries it whole.
 bool doublingFits(const SelectionInputs& in, std::size_t bytes) {
   return bytes <= kRecursiveDoublingMaxBytes &&
@@ -219,9 +226,9 @@ Selection chooseAllreduce(const SelectionInputs& in) {
 Selection chooseAutomatically(const SelectionInputs& in) {
   const std::size_t bytes = in.count * in.elementBytes;
   const bool directFits = bytes <= in.roundPayloadBytes;
-  // Split needs shared-memory rounds and every rank's first round (all chunks but its own) in a slot.
-  const bool splitFits = in.sharedMemoryRounds && in.size > 1 &&
-                         SplitChunks(in.count, in.size).largestGather() * in.elementBytes <= in.roundPayloadBytes;
+  // Split needs shared-memory rounds; a message past what one round carries goes in pieces of it
+  // (split_allreduce.h), ahead of the ring at every size measured (selection_constants.h).
+  const bool splitServes = roundsServePieces(in);
   switch (in.options.algorithm) {
     case Algorithm::kRing: return {AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=ring"};
     case Algorithm::kDirect:
@@ -229,9 +236,9 @@ Selection chooseAutomatically(const SelectionInputs& in) {
                  ? Selection{AlgorithmId::kDirectAllreduce, "RINGSYNC_ALGO=direct"}
                  : Selection{AlgorithmId::kRingAllreduce, "RINGSYNC_ALGO=direct, but the message exceeds a round"};
     case Algorithm::kSplit:
-      return splitFits ? Selection{AlgorithmId::kSplitAllreduce, "RINGSYNC_ALGO=split"}
-                       : Selection{AlgorithmId::kRingAllreduce,
-                                   "RINGSYNC_ALGO=split, but split needs one node and a round that fits the message"};
+      return splitServes ? Selection{AlgorithmId::kSplitAllreduce, "RINGSYNC_ALGO=split"}
+                         : Selection{AlgorithmId::kRingAllreduce,
+                                     "RINGSYNC_ALGO=split, but split needs one node and shared-memory rounds"};
     case Algorithm::kHierarchical:
       if (in.hierarchy == HierarchyBlocker::kNone)
         return {AlgorithmId::kHierarchicalAllreduce, "RINGSYNC_ALGO=hierarchical"};
@@ -259,13 +266,13 @@ Selection chooseAutomatically(const SelectionInputs& in) {
   if (acrossNodes && in.size > 1 && bytes <= doublingLimit && doublingFits(in, bytes))
     return {AlgorithmId::kRecursiveDoublingAllreduce, doublingReason(in.hierarchy)};
   const bool directWanted = directFits && bytes <= directLimit(in);
-  if (directWanted && (bytes <= kSplitFromBytes || !splitFits))
+  if (directWanted && (bytes <= kSplitFromBytes || !splitServes))
     return {AlgorithmId::kDirectAllreduce, forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
                                                               : "small message: one round (latency 1 alpha)"};
-  if (splitFits && bytes > kSplitFromBytes)
-    return {AlgorithmId::kSplitAllreduce, forcedHierarchical
-                                              ? forcedHierarchicalFallback(in.hierarchy)
-                                              : "mid-sized message on one node: two shared-memory rounds"};
+  if (splitServes && bytes > kSplitFromBytes)
+    return {AlgorithmId::kSplitAllreduce,
+            forcedHierarchical ? forcedHierarchicalFallback(in.hierarchy)
+                               : "mid-sized or large message on one node: two shared-memory rounds per piece"};
   // Across nodes above the direct limit: reduce inside the nodes through shared memory, so that
   // only 1/L of the message per rank crosses the network.
   if (in.hierarchy == HierarchyBlocker::kNone)
@@ -326,8 +333,9 @@ Selection chooseBlockwise(const SelectionInputs& in) {
     case Algorithm::kMpi:  // all-reduce algorithms: the automatic choice here
     case Algorithm::kAuto: break;
   }
-  if (roundFits && in.sharedMemoryRounds)
-    return {round, "blocks that fit a shared-memory round: one round, no MPI message"};
+  if (in.sharedMemoryRounds && (roundFits || roundsServePieces(in)))
+    return {round, roundFits ? "blocks that fit a shared-memory round: one round, no MPI message"
+                             : "large blocks on one node: shared-memory rounds, the blocks in slices"};
   // Across nodes of L >= 2 ranks, small arrays: latency decides (selection_constants.h). The
   // tiniest go as one all-reduce of the whole array (one node round, one exchange of it across);
   // then the halves through the nodes (recursive_halving_blockwise.h): a group across, no

@@ -25,6 +25,13 @@ inline constexpr std::size_t kDirectRoundBytes = 4 * 1024 * 1024;
 // from ~4 KiB at np=2, ~16-64 KiB at np=4 on 2 cores (RESULTS section 1, "Split").
 inline constexpr std::size_t kSplitFromBytes = 32 * 1024;
 
+// On one node, past what one round carries, the round-based algorithms go in pieces of a round
+// (split's all-reduce, the direct reduce-scatter and all-gather in slices) rather than the ring:
+// 1.5-1.9x the ring's speed at np=4 and 1.1-1.4x at np=2 for all-reduces of 16-64 MiB, the halves
+// 1.3-1.8x at np=4, level at np=2 (RESULTS section 16.21). They need rounds that carry at least
+// this much per rank (a piece of ~64 KiB pays its two rounds' latencies many times over).
+inline constexpr std::size_t kRoundPiecesFromBytes = 64 * 1024;
+
 // Across two nodes of several ranks each: recursive doubling up to this, the hierarchical
 // all-reduce above, whose pipelining keeps the link busy (RESULTS section 13, "Recursive doubling
 // across nodes" and "Recursive doubling in eager-sized parts").

@@ -224,9 +224,11 @@ def t_direct(N: int, L: int, S: float, p: Params) -> float:
 
 
 def t_split(N: int, L: int, S: float, p: Params) -> float:
-    """split_allreduce.cc, one node only: two shared-memory rounds."""
+    """split_allreduce.cc, one node only: two shared-memory rounds per piece, a piece being what one
+    round carries (n/(n-1) of a round's bytes): the pieces add their rounds' latencies."""
     n = N * L
-    return node_reduce_scatter(n, S, p) + node_all_gather(n, S, p)
+    pieces = max(1, math.ceil(S * (n - 1) / n / node_round_bytes(n)))
+    return node_reduce_scatter(n, S, p) + node_all_gather(n, S, p) + (pieces - 1) * 2 * p.alpha_shm
 
 
 def t_ring(N: int, L: int, S: float, p: Params) -> float:
@@ -389,7 +391,7 @@ def available(algorithm: str, N: int, L: int, S: float) -> bool:
     if algorithm == "direct":  # a round, <= 16 ranks, forced: kMaxSmallBytes/(n-1) per peer
         return n <= DIRECT_MAX_RANKS and (n == 1 or S <= min(MAX_SMALL, DIRECT_ROUND / (n - 1)))
     if algorithm == "split":
-        return N == 1 and n > 1 and n <= DIRECT_MAX_RANKS and S * (n - 1) / n <= node_round_bytes(n)
+        return N == 1 and 1 < n <= DIRECT_MAX_RANKS  # past one round, in pieces of it
     if algorithm == "hierarchical":
         return N > 1 and L > 1 and node_round_bytes(L) >= 64 * KIB
     if algorithm in ("recursive_doubling", "rd_sharded"):

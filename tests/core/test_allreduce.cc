@@ -273,11 +273,11 @@ TEST_CASE("allreduce: default options (256 KiB segments) at a count spanning sev
 
 TEST_CASE("allreduce: split forced, every type, op and count", "[allreduce][split]") {
   Options options;
-  options.algorithm = Algorithm::kSplit;  // on one node; past what its rounds carry, the ring
+  options.algorithm = Algorithm::kSplit;  // on one node (across nodes: the ring)
   sweep(options, {4093, 100003}, false);
 }
 
-TEST_CASE("allreduce: default options at split's largest message and one element past it (the ring)",
+TEST_CASE("allreduce: default options at split's largest message and one element past it (in pieces)",
           "[allreduce][split]") {
   Communicator comm(MPI_COMM_WORLD);
   const int n = comm.size();
@@ -288,14 +288,34 @@ TEST_CASE("allreduce: default options at split's largest message and one element
   std::size_t largest = slotBytes / 4;  // one rank: no split, any count is a plain copy
   if (n > 1)
     while (detail::SplitChunks(largest + 1, n).largestGather() * 4 <= slotBytes) ++largest;
-  for (std::size_t count : {largest, largest + 1}) {
+  REQUIRE(detail::splitPieceElements(slotBytes, n, 4) == (n > 1 ? largest : slotBytes / 4));
+  // One piece, one element more (a second piece of one element), and two and a half pieces.
+  for (std::size_t count : {largest, largest + 1, largest * 5 / 2 + 3}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
       for (bool inPlace : {false, true}) {
         const Outcome outcome = runOne(comm, DataType::kFloat32, op, count, inPlace);
         INFO(test::describe(DataType::kFloat32, op, count, inPlace)
              << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong);
         REQUIRE(test::allRanks(outcome.wrong == 0));
+        REQUIRE((n == 1 || comm.lastPlacement().algorithm == "split"));
       }
+    }
+  }
+}
+
+TEST_CASE("allreduce: split in pieces, every type at two and a half pieces", "[allreduce][split]") {
+  Communicator comm(MPI_COMM_WORLD);
+  const int n = comm.size();
+  const std::size_t slotBytes = n > 1 ? detail::kDirectRoundBytes / static_cast<std::size_t>(n - 1) : 0;
+  for (DataType type : kAllDataTypes) {
+    const std::size_t piece = n > 1 ? detail::splitPieceElements(slotBytes, n, dataTypeSize(type)) : 1000;
+    const std::size_t count = piece * 5 / 2 + 7;
+    for (ReduceOp op : kAllReduceOps) {
+      const Outcome outcome = runOne(comm, type, op, count, op == ReduceOp::kSum);
+      INFO(test::describe(type, op, count, op == ReduceOp::kSum)
+           << ": rank " << comm.rank() << " has " << outcome.wrong << " wrong, first at " << outcome.firstWrong);
+      REQUIRE(test::allRanks(outcome.wrong == 0));
+      REQUIRE((n == 1 || comm.lastPlacement().algorithm == "split"));
     }
   }
 }

@@ -3,7 +3,7 @@
 // (empty, single elements, one span across several chunks, many spans inside one chunk), every
 // op, integer, float and half types: exact closed-form results, the same bits as the contiguous
 // all-reduce of the same array, and which path ran (in place for one span or through split, packed
-// for other algorithms).
+// for other algorithms); an array longer than one round goes through split in pieces, in place.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -35,6 +35,9 @@ std::vector<Layout> layouts() {
       {"many spans inside each chunk", std::vector<std::size_t>(200, 97), true},
       {"one span", {30011}, true},
       {"a small array (one direct round, packed)", {3, 0, 10, 100}, false},
+      // 2.2 M elements: more than one round's piece of split at 2-4 ranks for every 4- and 8-byte
+      // type (a piece boundary falls inside a span), reduced in pieces where the spans lie.
+      {"spans past one round (split in pieces)", {700001, 0, 5, 1500000}, true},
   };
 }
 

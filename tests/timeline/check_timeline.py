@@ -71,7 +71,7 @@ def check_calls_mode(trace, path, ranks):
         expected = expected_lines(path, rank)
         calls = check_calls(trace, rank, expected, ranks)
         algorithms = [(c["name"], c["args"]["algorithm"]) for c in calls]
-        want = [("allreduce", "direct"), ("allreduce", "split"), ("allreduce", "ring"), ("broadcast", "direct"),
+        want = [("allreduce", "direct"), ("allreduce", "split"), ("allreduce", "split"), ("broadcast", "direct"),
                 ("allgather", "direct"), ("barrier", "direct")]
         if algorithms != want:
             fail(f"rank {rank}: algorithms {algorithms}, expected {want}")

@@ -1,6 +1,6 @@
 // Runs a fixed sequence of collectives (and a few GradientAverager steps) with RINGSYNC_TIMELINE
 // set by the caller, for check_timeline.py to compare the written trace against.
-//   timeline_driver calls      allreduce 8 B (direct), 64 KiB (split), 16 MiB (ring), broadcast,
+//   timeline_driver calls      allreduce 8 B (direct), 64 KiB (split), 16 MiB (split in pieces), broadcast,
 //                              allgather, barrier, then 2 averager steps of 3 gradients
 //   timeline_driver straggler  the last rank sleeps 30 ms before each of 8 barriers
 //   timeline_driver straggler_doubling  the same before 8 all-reduces forced through recursive

@@ -12,11 +12,6 @@
 namespace ringsync::detail {
 namespace {
 
-// The most elements a piece may have: what one split all-reduce takes through a node round.
-std::size_t pieceElements(const NodeHierarchy& h, std::size_t elementBytes) {
-  return splitPieceElements(h.nodeRounds->maxPayloadBytes(), h.localSize, elementBytes);
-}
-
 std::byte* at(const void* base, std::size_t elements, std::size_t elementBytes) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + elements * elementBytes;
 }
@@ -97,7 +92,8 @@ void nodesThenAcrossNodes(AlgorithmContext& context, const Call& args, ReduceOp 
   const AlreadyChecked checked;  // the node rounds' fingerprints go into the butterfly's summary
   AlgorithmContext node{h.nodeComm,   h.localRank,    h.localSize,      *h.nodeRounds, h.nodeScratch,
                         context.ring, context.header, context.deadline, checked};
-  const std::size_t elementBytes = dataTypeSize(args.type), pieceLimit = pieceElements(h, elementBytes);
+  const std::size_t elementBytes = dataTypeSize(args.type),
+                    pieceLimit = splitPieceElements(h.nodeRounds->maxPayloadBytes(), h.localSize, elementBytes);
   // The first piece checks the call; an empty message still exchanges the summaries.
   for (std::size_t begin = 0; begin == 0 || begin < args.count; begin += pieceLimit) {
     const std::size_t length = std::min(pieceLimit, args.count - begin);

@@ -1,5 +1,6 @@
-// The one-node all-reduce for mid-sized messages: the reduce-scatter round and the all-gather
-// round (round_halves.h) through the shared-memory slots, with no MPI message at all.
+// The one-node all-reduce from mid-sized messages up: the reduce-scatter round and the all-gather
+// round (round_halves.h) through the shared-memory slots, with no MPI message at all; past one
+// round's worth, piece after piece (splitAllreduce below).
 //
 //   round 1  rank r publishes every chunk of its input but its own chunk r   ((n-1)/n·S)
 //            rank r reduces chunk r: its own input chunk with each peer's copy, peers in rank order

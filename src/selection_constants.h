@@ -27,9 +27,10 @@ inline constexpr std::size_t kSplitFromBytes = 32 * 1024;
 
 // On one node, past what one round carries, the round-based algorithms go in pieces of a round
 // (split's all-reduce, the direct reduce-scatter and all-gather in slices) rather than the ring:
-// 1.5-1.9x the ring's speed at np=4 and 1.1-1.4x at np=2 for all-reduces of 16-64 MiB, the halves
-// 1.3-1.8x at np=4, level at np=2 (RESULTS section 16.21). They need rounds that carry at least
-// this much per rank (a piece of ~64 KiB pays its two rounds' latencies many times over).
+// against it, medians 1.6-1.8x at np=4 (all-reduce, 4-64 MiB) and 1.2-1.3x at np=2 (16-64 MiB),
+// the halves 1.3-1.9x at np=4 and 0.9-1.1x at np=2 (RESULTS section 16.21). A guard, not a
+// measured crossover: rounds that carry less than this per rank (none with <= 16 ranks, whose
+// rounds carry >= 4 MiB / 15; a short /dev/shm could) would make pieces too short; the ring then.
 inline constexpr std::size_t kRoundPiecesFromBytes = 64 * 1024;
 
 // Across two nodes of several ranks each: recursive doubling up to this, the hierarchical

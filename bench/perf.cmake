@@ -52,6 +52,9 @@ if(RINGSYNC_BUILD_TESTS)
     -b 1 -e 64K -f 16 -n 2 -w 1 -c 1 -d int8 -o max --backend mpi)
   ringsync_add_perf_test(bench_allreduce_nocheck.np2 allreduce_perf
     -b 8 -e 1M -f 64 -n 2 -w 1 -c 1 --compare nocheck)
+  # Calls in turn on separately allocated buffers: every set checked, in place and out of place.
+  ringsync_add_perf_test(bench_allreduce_buffers.np2 allreduce_perf
+    -b 8 -e 2M -f 32 -n 4 -w 1 -c 1 --buffers 3 --compare mpi)
   ringsync_add_perf_test(bench_broadcast_root1.np2 broadcast_perf
     -b 8 -e 4M -f 8 -n 3 -w 1 -c 1 -r 1 --compare mpi)
   ringsync_add_perf_test(bench_reducescatter_float_avg.np2 reducescatter_perf

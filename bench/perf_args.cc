@@ -40,6 +40,7 @@ void convert(const RawArgs& raw, const PerfToolTraits& traits, PerfArgs& args) {
   if (args.stepFactor == 1 && args.stepBytes == 0 && args.maxBytes > args.minBytes)
     throw std::invalid_argument("-f 1 needs -i <step bytes> to reach -e");
   if (args.iterations < 1 || args.warmup < 0) throw std::invalid_argument("-n must be >= 1 and -w >= 0");
+  if (args.bufferSets < 1) throw std::invalid_argument("--buffers must be at least 1");
   const auto type = parseDataType(raw.type);
   if (!type) throw std::invalid_argument("-d " + raw.type + ": unknown type");
   args.type = *type;
@@ -111,6 +112,10 @@ std::optional<int> parsePerfArgs(int argc, char** argv, const PerfToolTraits& tr
   app.add_option("--compare", raw.compare,
                  "also time, on the same buffers in the same run: mpi = MPI's own collective, "
                  "nocheck = ringsync with RINGSYNC_CHECK=0 (the cost of the call fingerprints)");
+  app.add_option("--buffers", args.bufferSets,
+                 "separately allocated send/recv buffer pairs the calls cycle through (1: the same buffers every call; "
+                 "more: each call on memory the previous ones did not touch, like separately allocated gradients)")
+      ->capture_default_str();
   app.add_option("--json", args.jsonPath, "also write the results as JSON to this file (rank 0)");
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 //   -c           check the results (0/1)
 //   -d/-o/-r     type, op, root
 //   --backend auto|ring|mpi|nccl|staged, --compare mpi|nocheck, --json FILE
+//   --buffers K  the timed calls cycle through K separately allocated buffer pairs
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,10 @@ struct PerfArgs {
   int root = 0;
   PerfBackend backend = PerfBackend::kAuto;
   PerfCompare compare = PerfCompare::kNone;
+  // Separately allocated send/recv pairs the calls cycle through: 1, every call on the same (hot)
+  // buffers as nccl-tests does; more, each call on memory the previous ones did not touch, as a
+  // training step's separately allocated gradients are.
+  int bufferSets = 1;
   std::string jsonPath;
   std::string command;  // argv joined, for the header and the JSON file
 };

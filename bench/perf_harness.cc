@@ -34,8 +34,10 @@ class PerfSweep {
         context_{comm.rank(), comm.size(), args},
         device_(onDevice(args.backend)) {
     const std::size_t bytes = args.maxBytes + dataTypeSize(args.type);
-    send_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
-    recv_ = device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes);
+    // One allocation each, not slices of one: --buffers stands for separately allocated tensors.
+    for (int k = 0; k < args.bufferSets; ++k)
+      sets_.push_back({device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes),
+                       device_ ? makeDeviceMemory(bytes) : makeHostMemory(bytes)});
     if (device_) {
       stageSend_ = makeHostMemory(bytes);
       stageRecv_ = makeHostMemory(bytes);
@@ -48,13 +50,16 @@ class PerfSweep {
   void warmUp(std::size_t minBytes, std::size_t maxBytes) {
     for (std::size_t bytes : {maxBytes, minBytes}) {
       const PerfShape shape = collective_.shape(bytes / dataTypeSize(args_.type), context_);
-      prepare(shape, false);
+      for (std::size_t k = 0; k < sets_.size(); ++k) prepare(shape, false, k);
       const bool library = args_.backend != PerfBackend::kMpi;
       const bool mpi = !library || args_.compare == PerfCompare::kMpi;
-      for (int i = 0; i < args_.warmup; ++i) {
-        if (library) collective_.run(comm_, send_->data(), recv_->data(), shape.callCount, args_, *stream_);
-        if (unchecked_) collective_.run(*unchecked_, send_->data(), recv_->data(), shape.callCount, args_, *stream_);
-        if (mpi) collective_.runMpi(mpi_, send_->data(), recv_->data(), shape.callCount, args_);
+      for (int i = 0; i < args_.warmup * static_cast<int>(sets_.size()); ++i) {
+        const BufferSet& set = sets_[static_cast<std::size_t>(i) % sets_.size()];
+        void* send = set.send->data();
+        void* recv = set.recv->data();
+        if (library) collective_.run(comm_, send, recv, shape.callCount, args_, *stream_);
+        if (unchecked_) collective_.run(*unchecked_, send, recv, shape.callCount, args_, *stream_);
+        if (mpi) collective_.runMpi(mpi_, send, recv, shape.callCount, args_);
       }
       stream_->synchronize();
     }
@@ -79,23 +84,34 @@ class PerfSweep {
   }
 
  private:
-  std::byte* hostSend() { return static_cast<std::byte*>(device_ ? stageSend_->data() : send_->data()); }
-  std::byte* hostRecv() { return static_cast<std::byte*>(device_ ? stageRecv_->data() : recv_->data()); }
+  struct BufferSet {
+    std::unique_ptr<PerfMemory> send, recv;
+  };
+
+  // Where the host side of set `k` is written and read: the set itself, or the staging buffers
+  // the device sets are uploaded from and downloaded to.
+  std::byte* hostSend(std::size_t k) {
+    return static_cast<std::byte*>(device_ ? stageSend_->data() : sets_[k].send->data());
+  }
+  std::byte* hostRecv(std::size_t k) {
+    return static_cast<std::byte*>(device_ ? stageRecv_->data() : sets_[k].recv->data());
+  }
 
   std::size_t bytesOf(std::size_t count) const { return count * dataTypeSize(args_.type); }
 
   // The input in the buffer the call reads; the result buffer filled with the sentinel (in place:
   // the whole buffer, then the input at its place).
-  void prepare(const PerfShape& shape, bool inPlace) {
+  // Of buffer set `k`.
+  void prepare(const PerfShape& shape, bool inPlace, std::size_t k) {
     const std::size_t recvBytes = bytesOf(std::max(shape.resultCount, shape.inPlaceInputOffset + shape.inputCount));
-    std::memset(hostRecv(), kSentinel, recvBytes);
+    std::memset(hostRecv(k), kSentinel, recvBytes);
     if (inPlace) {
-      collective_.fillInput(hostRecv() + bytesOf(shape.inPlaceInputOffset), shape.inputCount, context_);
+      collective_.fillInput(hostRecv(k) + bytesOf(shape.inPlaceInputOffset), shape.inputCount, context_);
     } else {
-      collective_.fillInput(hostSend(), shape.inputCount, context_);
-      send_->upload(hostSend(), bytesOf(shape.inputCount));
+      collective_.fillInput(hostSend(k), shape.inputCount, context_);
+      sets_[k].send->upload(hostSend(k), bytesOf(shape.inputCount));
     }
-    recv_->upload(hostRecv(), recvBytes);
+    sets_[k].recv->upload(hostRecv(k), recvBytes);
   }
 
   enum class Who { kRingsync, kUnchecked, kMpi };
@@ -105,9 +121,10 @@ class PerfSweep {
     PerfMeasure* result;
   };
 
-  void call(const Form& form, const PerfShape& shape) {
-    auto* base = static_cast<std::byte*>(recv_->data());
-    const void* send = form.inPlace ? base + bytesOf(shape.inPlaceInputOffset) : send_->data();
+  // On buffer set `k`.
+  void call(const Form& form, const PerfShape& shape, std::size_t k) {
+    auto* base = static_cast<std::byte*>(sets_[k].recv->data());
+    const void* send = form.inPlace ? base + bytesOf(shape.inPlaceInputOffset) : sets_[k].send->data();
     void* recv = form.inPlace ? base + bytesOf(shape.inPlaceResultOffset) : base;
     switch (form.who) {
       case Who::kRingsync: return collective_.run(comm_, send, recv, shape.callCount, args_, *stream_);
@@ -116,20 +133,27 @@ class PerfSweep {
     }
   }
 
-  // The check (one call on fresh input, compared with the closed form) and the warm-up.
+  // The check (one call on fresh input in every buffer set, compared with the closed form) and
+  // the warm-up (each set as often as one set alone would be).
   void checkAndWarm(const Form& form, const PerfShape& shape) {
-    prepare(shape, form.inPlace);
-    if (args_.check) {
-      call(form, shape);
+    std::size_t wrong = 0;
+    for (std::size_t k = 0; k < sets_.size(); ++k) {
+      prepare(shape, form.inPlace, k);
+      if (!args_.check) continue;
+      call(form, shape, k);
       stream_->synchronize();
       const std::size_t resultAt = form.inPlace ? shape.inPlaceResultOffset : 0;
-      recv_->download(hostRecv(), bytesOf(resultAt + shape.resultCount));
-      form.result->wrong = sumOverRanks(
-          collective_.countWrong(hostRecv() + bytesOf(resultAt), shape.resultCount, context_));
+      sets_[k].recv->download(hostRecv(k), bytesOf(resultAt + shape.resultCount));
+      wrong += collective_.countWrong(hostRecv(k) + bytesOf(resultAt), shape.resultCount, context_);
     }
-    for (int i = 0; i < args_.warmup; ++i) call(form, shape);
+    if (args_.check) form.result->wrong = sumOverRanks(wrong);
+    for (int i = 0; i < args_.warmup * static_cast<int>(sets_.size()); ++i) call(form, shape, nextSet());
     stream_->synchronize();
   }
+
+  // The set the next call runs on: round-robin, so each call finds its buffers as the previous
+  // sets.size() - 1 calls left the caches.
+  std::size_t nextSet() { return nextSet_++ % sets_.size(); }
 
   // The timed iterations of all forms, interleaved in rounds with the order rotated each round,
   // so that a slow spell of a shared machine does not land on one form only.
@@ -142,7 +166,7 @@ class PerfSweep {
         const std::size_t f = (k + static_cast<std::size_t>(r)) % forms.size();
         MPI_Barrier(MPI_COMM_WORLD);
         stream_->start();
-        for (int i = 0; i < iterations; ++i) call(forms[f], shape);
+        for (int i = 0; i < iterations; ++i) call(forms[f], shape, nextSet());
         double elapsed = stream_->stopSeconds();
         MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         seconds[f] += elapsed;
@@ -171,7 +195,9 @@ class PerfSweep {
   const MpiBaseline& mpi_;
   PerfContext context_;
   bool device_;
-  std::unique_ptr<PerfMemory> send_, recv_, stageSend_, stageRecv_;
+  std::vector<BufferSet> sets_;  // --buffers
+  std::size_t nextSet_ = 0;
+  std::unique_ptr<PerfMemory> stageSend_, stageRecv_;
   std::unique_ptr<PerfStream> stream_;
 };
 
@@ -215,6 +241,8 @@ PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, 
   s.localRanks = comm.localSize();
   s.backend = perfBackendName(args.backend);
   s.buffers = onDevice(args.backend) ? "device" : "host";
+  if (args.bufferSets > 1)
+    s.buffers += " (" + std::to_string(args.bufferSets) + " separately allocated pairs, in turn)";
   s.type = dataTypeName(args.type);
   s.op = collective.opColumn(args);
   s.root = args.root;

@@ -57,7 +57,10 @@ def main():
 
     first = runs[0]
     has_baseline = all("baseline" in row for row in first["rows"])
+    sets = first.get("buffer_sets", 1)  # --buffers; files written before it have none
+    in_turn = f" ({sets} separately allocated pairs in turn)" if sets > 1 else ""
     print(f"{len(runs)} launches, {first['ranks']} ranks, backend {first['backend']}, "
+          f"{first.get('buffers', 'host')} buffers{in_turn}, "
           f"baseline {first.get('baseline', 'none')}, environment: {first.get('environment', '')}")
     print()
     header = "| size | ringsync time (us), median [min-max] | ringsync busbw (GB/s) |"

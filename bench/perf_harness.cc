@@ -241,8 +241,7 @@ PerfSetup describeSetup(const PerfCollective& collective, const PerfArgs& args, 
   s.localRanks = comm.localSize();
   s.backend = perfBackendName(args.backend);
   s.buffers = onDevice(args.backend) ? "device" : "host";
-  if (args.bufferSets > 1)
-    s.buffers += " (" + std::to_string(args.bufferSets) + " separately allocated pairs, in turn)";
+  s.bufferSets = args.bufferSets;
   s.type = dataTypeName(args.type);
   s.op = collective.opColumn(args);
   s.root = args.root;

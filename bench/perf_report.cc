@@ -40,8 +40,11 @@ PerfReport::PerfReport(PerfSetup setup, std::FILE* out) : setup_(std::move(setup
 
 void PerfReport::printHeader() const {
   const PerfSetup& s = setup_;
-  std::fprintf(out_, "# %s: ringsync %s, %d ranks (%d on this node), backend %s, %s buffers\n", s.tool.c_str(),
-               s.collective.c_str(), s.ranks, s.localRanks, s.backend.c_str(), s.buffers.c_str());
+  const std::string sets = s.bufferSets > 1
+                               ? ", " + std::to_string(s.bufferSets) + " separately allocated pairs in turn"
+                               : "";
+  std::fprintf(out_, "# %s: ringsync %s, %d ranks (%d on this node), backend %s, %s buffers%s\n", s.tool.c_str(),
+               s.collective.c_str(), s.ranks, s.localRanks, s.backend.c_str(), s.buffers.c_str(), sets.c_str());
   std::fprintf(out_, "# type %s, op %s, root %d, iterations %d, warm-up %d, check %d%s\n", s.type.c_str(), s.op.c_str(),
                s.root, s.iterations, s.warmup, s.check ? 1 : 0,
                s.compare ? (", compared with " + s.baselineName + " on the same buffers").c_str() : "");
@@ -124,6 +127,7 @@ void PerfReport::writeJson(const std::string& path) const {
                                          {"ranks", s.ranks},
                                          {"backend", s.backend},
                                          {"buffers", s.buffers},
+                                         {"buffer_sets", s.bufferSets},
                                          {"type", s.type},
                                          {"op", s.op},
                                          {"root", s.root},

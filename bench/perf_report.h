@@ -35,6 +35,7 @@ struct PerfSetup {
   int localRanks = 0;
   std::string backend;
   std::string buffers;  // "host" / "device"
+  int bufferSets = 1;   // --buffers: separately allocated send/recv pairs the calls take in turn
   std::string type;
   std::string op;  // "sum", or "none" for broadcast
   int root = -1;
